@@ -1,0 +1,151 @@
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "state.h"
+
+#ifndef QSB_VERSION
+#define QSB_VERSION "0.0.0"
+#endif
+
+struct qsb_cli qsb_cli = { "qsb", "", false, 0, NULL, NULL };
+
+void
+qsb_cli_init(const char *prog, const char *synopsis)
+{
+	struct stat st;
+	int fd;
+
+	qsb_cli.prog = prog;
+	qsb_cli.synopsis = synopsis;
+	for (fd = 0; fd < 3; fd++)
+		if (fstat(fd, &st) < 0 && errno == EBADF &&
+		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			_exit(125);	/* fail safe: no place for output */
+}
+
+void
+qsb_cli_diag(const struct qsb_err *e)
+{
+	struct qsb_jw w;
+
+	if (!qsb_cli.json_errors) {
+		fprintf(stderr, "%s: %s: %s\n", qsb_cli.prog,
+		    qsb_code_name(e->code), e->msg);
+		fflush(stderr);
+		return;
+	}
+	qsb_jw_init(&w, 0);
+	qsb_jw_obj(&w);
+	qsb_jw_key(&w, "error");
+	qsb_jw_obj(&w);
+	qsb_jw_key(&w, "code");
+	qsb_jw_str(&w, qsb_code_name(e->code));
+	qsb_jw_key(&w, "message");
+	qsb_jw_str(&w, e->msg);
+	qsb_jw_key(&w, "sessionId");
+	qsb_jw_str(&w, qsb_cli.session);
+	qsb_jw_obj_end(&w);
+	qsb_jw_obj_end(&w);
+	if (qsb_jw_finish(&w) == 0)
+		(void)qsb_write_all(STDERR_FILENO, w.buf, w.len);
+	else
+		fprintf(stderr, "%s: %s: %s\n", qsb_cli.prog,
+		    qsb_code_name(e->code), e->msg);
+	qsb_jw_free(&w);
+}
+
+void
+qsb_cli_fail(const struct qsb_err *e)
+{
+	qsb_cli_diag(e);
+	fflush(stdout);
+	exit(qsb_code_exit(e->code));
+}
+
+void
+qsb_cli_die(enum qsb_code code, const char *fmt, ...)
+{
+	struct qsb_err e;
+	va_list ap;
+
+	va_start(ap, fmt);
+	qsb_err_vset(&e, code, fmt, ap);
+	va_end(ap);
+	qsb_cli_fail(&e);
+}
+
+void
+qsb_cli_usage(const char *fmt, ...)
+{
+	struct qsb_err e;
+	va_list ap;
+
+	va_start(ap, fmt);
+	qsb_err_vset(&e, QSB_E_USAGE, fmt, ap);
+	va_end(ap);
+	qsb_cli_diag(&e);
+	if (!qsb_cli.json_errors)
+		fprintf(stderr, "%sTry '%s --help'.\n", qsb_cli.synopsis,
+		    qsb_cli.prog);
+	exit(QSB_EXIT_USAGE);
+}
+
+void
+qsb_cli_help(const char *text)
+{
+	fputs(qsb_cli.synopsis, stdout);
+	fputs(text, stdout);
+	qsb_cli_exit(0);
+}
+
+void
+qsb_cli_version(void)
+{
+	printf("%s %s\n", qsb_cli.prog, QSB_VERSION);
+	qsb_cli_exit(0);
+}
+
+void
+qsb_cli_emit(struct qsb_jw *w)
+{
+	if (qsb_jw_finish(w) < 0) {
+		qsb_jw_free(w);
+		qsb_cli_die(QSB_E_EXECUTION_FAILED, "out of memory");
+	}
+	fwrite(w->buf, 1, w->len, stdout);
+	qsb_jw_free(w);
+}
+
+void
+qsb_cli_exit(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		struct qsb_err e;
+		qsb_err_sys(&e, QSB_E_FILE_WRITE_FAILED,
+		    "cannot write to standard output");
+		qsb_cli_diag(&e);
+		exit(status ? status : qsb_code_exit(e.code));
+	}
+	exit(status);
+}
+
+void
+qsb_cli_badopt(char **argv, int opt)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		qsb_cli_usage("option '%s' needs a value", arg);
+	if (optopt != 0 && optopt != '?')
+		qsb_cli_usage("unknown option '-%c'", optopt);
+	qsb_cli_usage("unknown option '%s'", arg);
+}

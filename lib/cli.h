@@ -1,0 +1,49 @@
+/*
+ * What every main does the same way: the diagnostic line of DESIGN.md
+ * section 9 ("PROGRAM: CODE: message", or one JSON object with
+ * --json-errors), usage errors with the synopsis, and checked output.
+ * This is the only part of the library that prints or exits.
+ */
+#ifndef QSB_CLI_H
+#define QSB_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "json.h"
+
+struct qsb_cli {
+	const char	*prog;
+	const char	*synopsis;	/* the man page's SYNOPSIS */
+	bool		 json_errors;
+	int		 pretty;
+	const char	*root;		/* --root */
+	const char	*session;	/* for sessionId in JSON errors */
+};
+
+extern struct qsb_cli qsb_cli;
+
+/* Sets the program name and makes sure fds 0, 1 and 2 are open. */
+void	 qsb_cli_init(const char *prog, const char *synopsis);
+/* Prints the diagnostic for e (no exit). */
+void	 qsb_cli_diag(const struct qsb_err *);
+/* Prints the diagnostic and exits with the code's status. */
+__attribute__((noreturn)) void qsb_cli_fail(const struct qsb_err *);
+/* Like qsb_cli_fail with a message built here. */
+__attribute__((noreturn, format(printf, 2, 3)))
+void	 qsb_cli_die(enum qsb_code, const char *fmt, ...);
+/* USAGE: message, the synopsis and a hint; exit 2. */
+__attribute__((noreturn, format(printf, 1, 2)))
+void	 qsb_cli_usage(const char *fmt, ...);
+void	 qsb_cli_help(const char *text);
+void	 qsb_cli_version(void);
+/* Writes a finished JSON document to stdout. */
+void	 qsb_cli_emit(struct qsb_jw *);
+/* Flushes stdout and exits with status; a failed write is
+ * FILE_WRITE_FAILED. */
+__attribute__((noreturn)) void qsb_cli_exit(int status);
+/* The getopt_long message for a bad option in argv. */
+__attribute__((noreturn)) void qsb_cli_badopt(char **argv, int opt);
+
+#endif
