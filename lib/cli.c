@@ -36,10 +36,18 @@ void
 qsb_cli_diag(const struct qsb_err *e)
 {
 	struct qsb_jw w;
+	const char *p;
 
 	if (!qsb_cli.json_errors) {
-		fprintf(stderr, "%s: %s: %s\n", qsb_cli.prog,
-		    qsb_code_name(e->code), e->msg);
+		fprintf(stderr, "%s: %s: ", qsb_cli.prog,
+		    qsb_code_name(e->code));
+		/* one line, whatever the message quotes */
+		for (p = e->msg; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				fprintf(stderr, "\\x%02x", (unsigned char)*p);
+			else
+				fputc(*p, stderr);
+		fputc('\n', stderr);
 		fflush(stderr);
 		return;
 	}

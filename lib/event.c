@@ -41,7 +41,7 @@ qsb_event(const struct qsb_root *r, const char *event, const char *session,
 		qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "event log");
 		goto out;
 	}
-	if ((fd = openat(r->fd, "events.jsonl", O_WRONLY | O_APPEND | O_CREAT |
+	if ((fd = openat(r->fd, "events.jsonl", O_RDWR | O_APPEND | O_CREAT |
 	    O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
 		qsb_err_sys(e, QSB_E_FILE_WRITE_FAILED,
 		    "cannot open '%s/events.jsonl'", r->path);

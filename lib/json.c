@@ -364,7 +364,20 @@ qsb_json_parse(struct qsb_json *j, const char *s, size_t len,
 	if ((jt = reallocarray(NULL, (size_t)c.ntok + 1, sizeof(*jt))) == NULL)
 		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED,
 		    "cannot parse JSON");
-	n = jsmn_parse(&p, s, len, jt, (unsigned)c.ntok + 1);
+	if (c.ntok == 1 && s[c.i = strspn(s, " \t\r\n")] != '"' &&
+	    s[c.i] != '{' && s[c.i] != '[') {
+		/* a bare number or literal: strict jsmn wants a delimiter
+		 * after a primitive, and the text has none */
+		jt[0].type = JSMN_PRIMITIVE;
+		jt[0].start = (int)c.i;
+		for (c.i = len; c.i > 0 && strchr(" \t\r\n", s[c.i - 1]); )
+			c.i--;
+		jt[0].end = (int)c.i;
+		jt[0].size = 0;
+		jt[0].parent = -1;
+		n = 1;
+	} else
+		n = jsmn_parse(&p, s, len, jt, (unsigned)c.ntok + 1);
 	if (n != c.ntok) {
 		free(jt);
 		return qsb_err_set(e, QSB_E_CONFIG_INVALID,
