@@ -85,6 +85,7 @@ unit: $(UNITBIN)
 check: all unit
 	@sh tools/deps.sh check sandbox
 	@QSB_BIN=$(CURDIR)/$(BINOUT) QSB_UNIT=$(CURDIR)/$(BUILD)/tests \
+	    QSB_MAKEVARS="BUILD=$(BUILD) BINOUT=$(BINOUT) LIBOUT=$(LIBOUT)" \
 	    sh tests/run
 
 ASAN_FLAGS	= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \

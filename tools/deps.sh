@@ -9,7 +9,7 @@ pkgs=""
 for group in "$@"; do
 	case $group in
 	build)   pkgs="$pkgs gcc make pkg-config libbsd-dev libjsmn-dev" ;;
-	check)   pkgs="$pkgs bats bats-assert bats-support jq util-linux procps" ;;
+	check)   pkgs="$pkgs bats bats-assert bats-support jq util-linux procps mandoc shellcheck zsh" ;;
 	lint)    pkgs="$pkgs mandoc shellcheck zsh" ;;
 	bench)   pkgs="$pkgs hyperfine" ;;
 	sandbox) pkgs="$pkgs bubblewrap" ;;
