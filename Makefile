@@ -98,7 +98,8 @@ asan:
 lint: all
 	@sh tools/deps.sh lint
 	mandoc -Tlint -Wwarning man/*
-	shellcheck -s sh tools/*.sh tests/run .ci/run
+	shellcheck -s sh tools/*.sh tests/run
+	shellcheck -s bash .ci/run tests/helpers/*.bash
 	shellcheck -s bash completions/bash/*
 	zsh -n completions/zsh/_qsb
 

@@ -1,6 +1,7 @@
 # Shared set-up for the bats suites: the programs under test come first on
 # PATH, and each test gets a fresh root of its own.
 # shellcheck shell=bash
+# shellcheck disable=SC2154  # status, output, stderr: set by bats run
 
 bats_load_library bats-support
 bats_load_library bats-assert

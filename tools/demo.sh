@@ -1,0 +1,36 @@
+#!/bin/sh
+# A short tour of qsb on a throw-away root: make demo.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+PATH="$top/bin:$PATH"
+QSB_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/qsb-demo.XXXXXX")
+export PATH QSB_ROOT
+trap 'rm -rf "$QSB_ROOT"' EXIT INT TERM
+
+if [ -t 1 ]; then
+	say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+else
+	say() { printf '\n$ %s\n' "$*"; }
+fi
+
+say qsb-workspace create demo --mode strict --no-network
+qsb-workspace create demo --mode strict --no-network --pretty |
+    sed -n '1,3p;/sandboxConfig/,/}/p'
+
+say "printf 'print(\"hello\")\\n' | qsb-workspace write demo projects/hello.py"
+printf 'print("hello")\n' | qsb-workspace write demo projects/hello.py
+
+say qsb-workspace ls demo projects
+qsb-workspace ls demo projects
+
+say qsb-workspace read demo ../../etc/passwd "   # an escape"
+if qsb-workspace read demo ../../etc/passwd; then
+	echo "demo: the escape was NOT refused" >&2
+	exit 1
+else
+	echo "(refused with exit status $?)"
+fi
+
+say qsb-workspace destroy demo
+qsb-workspace destroy demo
