@@ -109,7 +109,7 @@ demo: all
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
-	    $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DATADIR)/qsb/policies
+	    $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
@@ -122,7 +122,6 @@ uninstall:
 	rm -f $(MAN7:man/%=$(DESTDIR)$(MANDIR)/man7/%)
 	rm -f $(PROGS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
 	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_qsb
-	-rmdir $(DESTDIR)$(DATADIR)/qsb/policies $(DESTDIR)$(DATADIR)/qsb 2>/dev/null
 
 clean:
 	rm -rf build bin lib/libqsb.a
