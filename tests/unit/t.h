@@ -20,7 +20,7 @@ t_ok(int cond, const char *file, int line, const char *fmt, ...)
 	vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
 	for (p = name; *p; p++)		/* one TAP line, whatever the name */
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			*p = '?';
 	printf("%s %d - %s\n", cond ? "ok" : "not ok", t_n, name);
 	if (!cond) {
