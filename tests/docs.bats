@@ -95,3 +95,20 @@ programs() {
 	run find "$d" -type f
 	[ -z "$output" ] || fail "left behind: $output"
 }
+
+@test "tools/deps.sh as non-root prints the exact apt-get line and fails" {
+	local fake=$BATS_TEST_TMPDIR/fake
+	mkdir -p "$fake"
+	# a dpkg that knows only make and bats; an id that is not root
+	printf '#!/bin/sh\ncase "$3" in make|bats) echo "install ok installed";; esac\n' >"$fake/dpkg-query"
+	printf '#!/bin/sh\necho 1000\n' >"$fake/id"
+	printf '#!/bin/sh\necho "apt-get must not run" >&2; exit 99\n' >"$fake/apt-get"
+	chmod +x "$fake"/*
+	run --separate-stderr env PATH="$fake:$PATH" sh "$TOP/tools/deps.sh" build check
+	assert_failure 1
+	[[ "$stderr" == *"run: sudo apt-get install -y gcc pkg-config libbsd-dev libjsmn-dev bats-assert"* ]] ||
+		fail "$stderr"
+	[[ "$stderr" != *"apt-get must not run"* ]]
+	run --separate-stderr env PATH="$fake:$PATH" sh "$TOP/tools/deps.sh" bogus
+	assert_failure 2
+}
