@@ -1,0 +1,656 @@
+/*
+ * The native backend: qsb's own sandbox, needing nothing installed.
+ *
+ *   qsb-exec ── X: [user ns: the caller's uid mapped to itself], then
+ *                  unshare(mount, pid, ipc, uts, and net when network is off)
+ *               └─ C: pid 1 of the new pid namespace; builds the root
+ *                     (tmpfs base, the mode's read-only binds, fresh /proc,
+ *                     /dev, /tmp, the workspace, protected paths read-only),
+ *                     pivots into it
+ *                   └─ G: the command (exec.c: qsb_exec_child)
+ *
+ * C reports G's status and then kills whatever is left in the namespace;
+ * X and C die with their parent (PR_SET_PDEATHSIG), and the namespace with
+ * C.  Where no user namespace can be made and we are not root, X itself
+ * becomes the command, confined by Landlock and seccomp alone (degraded).
+ * Invariant: any failure before the command's execve ends the run with a
+ * SETUP report; nothing runs with less confinement than planned.
+ */
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <linux/mount.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "landlock.h"
+#include "path.h"
+#include "seccomp.h"
+#include "workspace.h"
+
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE	0x8000
+#endif
+
+struct native_priv {
+	bool	degraded;
+};
+
+static int
+native_probe(const struct qsb_plan *p, bool *degraded, char *why,
+    size_t whysz)
+{
+	char uwhy[256];
+	const char *lwhy = NULL;
+
+	(void)p;
+	*degraded = false;
+	if (geteuid() == 0 || qsb_userns_works(uwhy, sizeof(uwhy))) {
+		if (qsb_ll_abi(&lwhy) == 0 || !qsb_seccomp_available()) {
+			snprintf(why, whysz, "%s", lwhy ? lwhy :
+			    "seccomp is unavailable");
+			return 0;
+		}
+		return 1;
+	}
+	if (qsb_ll_abi(&lwhy) > 0 && qsb_seccomp_available()) {
+		*degraded = true;
+		snprintf(why, whysz, "%s: confined by Landlock and seccomp "
+		    "alone (no mount, pid or network namespace: host "
+		    "processes are visible, protected paths are not "
+		    "enforced)", uwhy);
+		return 1;
+	}
+	snprintf(why, whysz, "%s, and %s", uwhy, lwhy ? lwhy :
+	    "seccomp is unavailable");
+	return 0;
+}
+
+/* --- building the root (in C, pid 1 of the new namespaces) ---------------- */
+
+struct fail {
+	char	msg[240];
+};
+
+static int
+setfail(struct fail *f, const char *what, const char *path)
+{
+	int saved = errno;
+
+	/* a long path is cut short in the message, which is fine */
+	if (snprintf(f->msg, sizeof(f->msg), "%s '%s': %s", what, path,
+	    strerror(saved)) >= (int)sizeof(f->msg))
+		f->msg[sizeof(f->msg) - 1] = '\0';
+	errno = saved;
+	return -1;
+}
+
+static int
+writefile(const char *path, const char *s)
+{
+	int fd, rc;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -1;
+	rc = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+	if (close(fd) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int
+mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX], *s;
+
+	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
+		return errno = ENAMETOOLONG, -1;
+	for (s = buf + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -1;
+		*s = c;
+		if (c == '\0')
+			return 0;
+	}
+}
+
+static int
+setattr(const char *path, bool recursive, uint64_t set)
+{
+	struct mount_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.attr_set = set;
+	return (int)syscall(SYS_mount_setattr, AT_FDCWD, path,
+	    recursive ? AT_RECURSIVE : 0, &a, sizeof(a));
+}
+
+/* Binds src (a path or, when srcfd >= 0, that descriptor) on dst with
+ * attributes attr (MOUNT_ATTR_*), recursively when rec. */
+static int
+bind(const char *src, int srcfd, const char *dst, bool rec, uint64_t attr,
+    struct fail *f)
+{
+	char fdpath[64];
+
+	if (srcfd >= 0) {
+		snprintf(fdpath, sizeof(fdpath), "/oldroot/proc/self/fd/%d",
+		    srcfd);
+		src = fdpath;
+	}
+	if (mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL) < 0)
+		return setfail(f, "cannot bind", dst);
+	if (attr != 0 && setattr(dst, rec, attr) < 0)
+		return setfail(f, "cannot restrict", dst);
+	return 0;
+}
+
+static int
+tmpfs(const char *dst, const char *opts, struct fail *f)
+{
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return setfail(f, "cannot mount a tmpfs on", dst);
+	return 0;
+}
+
+static char *
+under(char *buf, size_t sz, const char *prefix, const char *path)
+{
+	if ((size_t)snprintf(buf, sz, "%s%s", prefix, path) >= sz)
+		return NULL;
+	return buf;
+}
+
+static int
+make_dev(struct fail *f)
+{
+	static const char *const nodes[] = { "null", "zero", "full",
+	    "random", "urandom", "tty", NULL };
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", "/newroot/dev/fd" },
+		{ "/proc/self/fd/0", "/newroot/dev/stdin" },
+		{ "/proc/self/fd/1", "/newroot/dev/stdout" },
+		{ "/proc/self/fd/2", "/newroot/dev/stderr" },
+		{ "pts/ptmx", "/newroot/dev/ptmx" },
+	};
+	char src[64], dst[64];
+	size_t i;
+	int fd;
+
+	if (mkdir_p("/newroot/dev", 0755) < 0)
+		return setfail(f, "cannot create", "/dev");
+	if (tmpfs("/newroot/dev", "mode=0755", f) < 0)
+		return -1;
+	for (i = 0; nodes[i]; i++) {
+		snprintf(src, sizeof(src), "/oldroot/dev/%s", nodes[i]);
+		snprintf(dst, sizeof(dst), "/newroot/dev/%s", nodes[i]);
+		if ((fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) < 0)
+			return setfail(f, "cannot create", dst);
+		close(fd);
+		if (bind(src, -1, dst, false, MOUNT_ATTR_NOSUID |
+		    MOUNT_ATTR_NOEXEC, f) < 0)
+			return -1;
+	}
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlink(links[i][0], links[i][1]) < 0)
+			return setfail(f, "cannot create", links[i][1]);
+	if (mkdir("/newroot/dev/pts", 0755) < 0 ||
+	    mkdir("/newroot/dev/shm", 01777) < 0)
+		return setfail(f, "cannot create", "/dev/pts");
+	if (mount("devpts", "/newroot/dev/pts", "devpts", MS_NOSUID |
+	    MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") < 0)
+		return setfail(f, "cannot mount", "/dev/pts");
+	if (tmpfs("/newroot/dev/shm", "mode=1777", f) < 0)
+		return -1;
+	return setattr("/newroot/dev", false, MOUNT_ATTR_RDONLY) < 0 ?
+	    setfail(f, "cannot restrict", "/dev") : 0;
+}
+
+/* strict: the system's read-only directories; merged-/usr symlinks are
+ * recreated as symlinks */
+static int
+strict_base(const struct qsb_plan *p, struct fail *f)
+{
+	static const char *const dirs[] = { "/usr", "/bin", "/sbin", "/lib",
+	    "/lib32", "/lib64", "/libx32", "/etc", "/opt", NULL };
+	char src[PATH_MAX], dst[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	size_t i;
+
+	for (i = 0; dirs[i]; i++) {
+		snprintf(src, sizeof(src), "/oldroot%s", dirs[i]);
+		snprintf(dst, sizeof(dst), "/newroot%s", dirs[i]);
+		if (lstat(src, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			if ((n = readlink(src, target, sizeof(target) - 1)) < 0)
+				return setfail(f, "cannot read", src);
+			target[n] = '\0';
+			if (symlink(target, dst) < 0)
+				return setfail(f, "cannot create", dst);
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (mkdir(dst, 0755) < 0 || bind(src, -1, dst, true,
+		    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+		    f) < 0)
+			return f->msg[0] ? -1 : setfail(f, "cannot create", dst);
+	}
+	/* a resolv.conf that points into /run needs its target */
+	if (p->network && lstat("/oldroot/run/systemd/resolve", &st) == 0 &&
+	    (mkdir_p("/newroot/run/systemd/resolve", 0755) < 0 ||
+	    bind("/oldroot/run/systemd/resolve", -1,
+	    "/newroot/run/systemd/resolve", true, MOUNT_ATTR_RDONLY |
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, f) < 0))
+		return f->msg[0] ? -1 : setfail(f, "cannot create", "/run");
+	return 0;
+}
+
+/* compat: the whole file system read-only, with /run (sockets of host
+ * services) and the credential stores hidden */
+static int
+compat_base(const struct qsb_plan *p, struct fail *f)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	if (bind("/oldroot", -1, "/newroot", true, MOUNT_ATTR_RDONLY |
+	    MOUNT_ATTR_NOSUID, f) < 0)
+		return -1;
+	if (lstat("/newroot/run", &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (tmpfs("/newroot/run", "mode=0755", f) < 0)
+			return -1;
+		if (p->network && lstat("/oldroot/run/systemd/resolve",
+		    &st) == 0 && (mkdir_p("/newroot/run/systemd/resolve",
+		    0755) < 0 || bind("/oldroot/run/systemd/resolve", -1,
+		    "/newroot/run/systemd/resolve", true, MOUNT_ATTR_RDONLY |
+		    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, f) < 0))
+			return f->msg[0] ? -1 : setfail(f, "cannot create",
+			    "/run/systemd/resolve");
+		if (setattr("/newroot/run", false, MOUNT_ATTR_RDONLY) < 0)
+			return setfail(f, "cannot restrict", "/run");
+	}
+	for (i = 0; p->hidden[i]; i++) {
+		if (!under(src, sizeof(src), "/oldroot", p->hidden[i]) ||
+		    !under(dst, sizeof(dst), "/newroot", p->hidden[i]))
+			continue;
+		if (lstat(src, &st) < 0 || S_ISLNK(st.st_mode))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (tmpfs(dst, "mode=0000,size=4k,nr_inodes=1", f) < 0 ||
+			    setattr(dst, false, MOUNT_ATTR_RDONLY) < 0)
+				return f->msg[0] ? -1 :
+				    setfail(f, "cannot hide", dst);
+		} else if (bind("/oldroot/dev/null", -1, dst, false,
+		    MOUNT_ATTR_RDONLY, f) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+build_root(const struct qsb_plan *p, struct fail *f)
+{
+	char dst[PATH_MAX], rootdir[PATH_MAX], proc[PATH_MAX];
+	const char *rootpath = p->ws->root_path;
+	struct stat st;
+	bool hidden = false;
+	size_t i;
+	int fd, wsfd;
+
+	f->msg[0] = '\0';
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return setfail(f, "cannot make mounts private", "/");
+	/* a tmpfs base, the host's root kept at /oldroot while building */
+	if (tmpfs("/tmp", "mode=0755", f) < 0)
+		return -1;
+	if (chdir("/tmp") < 0 || mkdir("newroot", 0755) < 0 ||
+	    mkdir("oldroot", 0755) < 0)
+		return setfail(f, "cannot prepare", "/tmp");
+	if (mount("newroot", "newroot", NULL, MS_BIND | MS_REC, NULL) < 0)
+		return setfail(f, "cannot bind", "newroot");
+	if (syscall(SYS_pivot_root, "/tmp", "/tmp/oldroot") < 0)
+		return setfail(f, "cannot pivot", "/tmp");
+	if (chdir("/") < 0)
+		return setfail(f, "cannot enter", "/");
+	/* the workspace, in this mount namespace (a descriptor from before
+	 * unshare would belong to the host's and could not be bound); the
+	 * qsb root is canonical and only its owner can change it */
+	if (!under(proc, sizeof(proc), "/oldroot", rootpath))
+		return errno = ENAMETOOLONG, setfail(f, "path", rootpath);
+	if ((wsfd = open(proc, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return setfail(f, "cannot open", rootpath);
+
+	if ((p->mode == QSB_MODE_STRICT ? strict_base(p, f) :
+	    compat_base(p, f)) < 0)
+		return -1;
+	if (mkdir_p("/newroot/proc", 0755) < 0)
+		return setfail(f, "cannot create", "/proc");
+	if (mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC, NULL) < 0)
+		return setfail(f, "cannot mount", "/proc");
+	if (make_dev(f) < 0)
+		return -1;
+	if (mkdir_p("/newroot/tmp", 01777) < 0)
+		return setfail(f, "cannot create", "/tmp");
+	if (tmpfs("/newroot/tmp", "mode=1777", f) < 0)
+		return -1;
+
+	/* the qsb root: never visible, but for this workspace's files */
+	if (!under(rootdir, sizeof(rootdir), "/newroot", p->state_root) ||
+	    !under(dst, sizeof(dst), "/newroot", rootpath))
+		return errno = ENAMETOOLONG, setfail(f, "path", rootpath);
+	if (lstat(rootdir, &st) == 0) {
+		if (tmpfs(rootdir, "mode=0755", f) < 0)
+			return -1;
+		hidden = true;
+	} else if (mkdir_p(rootdir, 0755) < 0)
+		return setfail(f, "cannot place the workspace at", rootdir);
+	if (mkdir_p(dst, 0755) < 0)
+		return setfail(f, "cannot create", dst);
+	if (bind(NULL, wsfd, dst, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	    (p->writable ? 0 : MOUNT_ATTR_RDONLY), f) < 0)
+		return -1;
+	/* protected paths: read-only binds onto themselves, reached
+	 * beneath the workspace without following links */
+	for (i = 0; p->protected[i]; i++) {
+		fd = qsb_path_open(wsfd, p->protected[i], O_PATH | O_NOFOLLOW,
+		    0, p->protected[i], NULL);
+		if (fd < 0)
+			continue;	/* gone since the search */
+		if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		snprintf(proc, sizeof(proc), "/oldroot/proc/self/fd/%d", fd);
+		if (!under(dst, sizeof(dst), "/newroot", rootpath) ||
+		    strlcat(dst, "/", sizeof(dst)) >= sizeof(dst) ||
+		    strlcat(dst, p->protected[i], sizeof(dst)) >= sizeof(dst)) {
+			close(fd);
+			continue;
+		}
+		if (bind(proc, -1, dst, false, MOUNT_ATTR_RDONLY |
+		    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, f) < 0) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	if (hidden && setattr(rootdir, false, MOUNT_ATTR_RDONLY) < 0)
+		return setfail(f, "cannot restrict", rootdir);
+	if (p->mode == QSB_MODE_STRICT && setattr("/newroot", false,
+	    MOUNT_ATTR_RDONLY) < 0)
+		return setfail(f, "cannot restrict", "/");
+
+	close(wsfd);
+	/* leave the host's root behind */
+	if (umount2("/oldroot", MNT_DETACH) < 0)
+		return setfail(f, "cannot detach", "/oldroot");
+	if (chdir("/newroot") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return setfail(f, "cannot pivot into", "the new root");
+	return 0;
+}
+
+/* --- the processes ---------------------------------------------------------- */
+
+static void
+die_with_parent(pid_t parent)
+{
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(125);
+}
+
+/* C: pid 1 of the new pid namespace.  Its parent is outside the
+ * namespace (getppid() is 0), so whether X is still there is told by the
+ * lifeline: EOF once X, the only writer, is gone. */
+static __attribute__((noreturn)) void
+init_main(const struct qsb_plan *p, int rfd, int lifeline)
+{
+	struct pollfd pfd = { lifeline, POLLIN, 0 };
+	struct fail f;
+	pid_t g, w;
+	int st;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (poll(&pfd, 1, 0) != 0)
+		_exit(125);
+	close(lifeline);
+	if (sethostname("qsb", 3) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "sethostname");
+		_exit(125);
+	}
+	if (build_root(p, &f) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, f.msg);
+		_exit(125);
+	}
+	if ((g = fork()) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "fork");
+		_exit(125);
+	}
+	if (g == 0)
+		qsb_exec_child(p, rfd, QSB_CHILD_NAMESPACED);
+	/* the command's stdio belongs to the command */
+	if ((st = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(st, 0);
+		dup2(st, 1);
+		dup2(st, 2);
+		if (st > 2)
+			close(st);
+	}
+	for (;;) {
+		w = waitpid(-1, &st, 0);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			_exit(0);
+		if (w != g)
+			continue;	/* an orphan, reaped */
+		qsb_report(rfd, QSB_REP_STATUS, WIFEXITED(st),
+		    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), NULL);
+		/* the namespace ends with its command */
+		kill(-1, SIGKILL);
+		while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+			;
+		_exit(0);
+	}
+}
+
+/* X: makes the namespaces, then forks C and waits for it. */
+static __attribute__((noreturn)) void
+outer_main(const struct qsb_plan *p, bool degraded, int rfd, int syncfd,
+    int outw, int errw, pid_t parent)
+{
+	char map[64], c;
+	int flags, st, life[2];
+	pid_t ci;
+
+	die_with_parent(parent);
+	while (read(syncfd, &c, 1) < 0 && errno == EINTR)
+		;
+	close(syncfd);
+	if (qsb_child_stdio(p, outw, errw) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "cannot set up stdio");
+		_exit(125);
+	}
+	if (degraded)
+		qsb_exec_child(p, rfd, QSB_CHILD_LANDLOCK);
+	if (!p->as_root) {
+		if (unshare(CLONE_NEWUSER) < 0) {
+			qsb_report(rfd, QSB_REP_SETUP, errno, 0,
+			    "cannot create a user namespace");
+			_exit(125);
+		}
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->uid,
+		    (unsigned)p->uid);
+		if (writefile("/proc/self/setgroups", "deny") < 0 ||
+		    writefile("/proc/self/uid_map", map) < 0) {
+			qsb_report(rfd, QSB_REP_SETUP, errno, 0,
+			    "cannot map the user namespace");
+			_exit(125);
+		}
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->gid,
+		    (unsigned)p->gid);
+		if (writefile("/proc/self/gid_map", map) < 0) {
+			qsb_report(rfd, QSB_REP_SETUP, errno, 0,
+			    "cannot map the user namespace's groups");
+			_exit(125);
+		}
+	}
+	flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+	if (!p->network)
+		flags |= CLONE_NEWNET;
+	if (unshare(flags) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0,
+		    "cannot create namespaces");
+		_exit(125);
+	}
+	if (pipe2(life, O_CLOEXEC) < 0 || (ci = fork()) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "fork");
+		_exit(125);
+	}
+	if (ci == 0) {
+		close(life[1]);
+		init_main(p, rfd, life[0]);
+	}
+	close(life[0]);
+	qsb_report(rfd, QSB_REP_INIT, (int)ci, 0, NULL);
+	close(0);
+	close(1);
+	close(2);
+	while (waitpid(ci, &st, 0) < 0 && errno == EINTR)
+		;
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
+}
+
+static int
+native_status(struct qsb_proc *pr, int ws, int *code, int *sig)
+{
+	struct native_priv *np = pr->priv;
+
+	/* with namespaces, C reports the status; without, X was the
+	 * command */
+	if (np != NULL && np->degraded) {
+		*code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+		*sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+		return 0;
+	}
+	/* killed before C could report: the signal we sent */
+	if (WIFSIGNALED(ws)) {
+		*code = 128 + WTERMSIG(ws);
+		*sig = WTERMSIG(ws);
+		return 0;
+	}
+	return -1;
+}
+
+static struct native_priv priv_full = { false }, priv_degraded = { true };
+
+int
+qsb_launch_common(const struct qsb_plan *p, struct qsb_proc *pr,
+    int *out, int *err, int *rep, int *sync, struct qsb_err *e)
+{
+	out[0] = out[1] = err[0] = err[1] = rep[0] = rep[1] = -1;
+	sync[0] = sync[1] = -1;
+	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 ||
+	    (p->stdio == QSB_STDIO_PIPE && (pipe2(out, O_CLOEXEC) < 0 ||
+	    pipe2(err, O_CLOEXEC) < 0)))
+		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "pipe");
+	(void)pr;
+	return 0;
+}
+
+void
+qsb_launch_parent(struct qsb_proc *pr, pid_t pid, int *out, int *err,
+    int *rep, int *sync)
+{
+	pr->pid = pid;
+	pr->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (out[1] >= 0)
+		close(out[1]);
+	if (err[1] >= 0)
+		close(err[1]);
+	close(rep[1]);
+	close(sync[0]);
+	pr->outfd = out[0];
+	pr->errfd = err[0];
+	pr->reportfd = rep[0];
+	pr->syncfd = sync[1];
+}
+
+void
+qsb_launch_undo(int *out, int *err, int *rep, int *sync)
+{
+	int *v[] = { out, err, rep, sync };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (v[i][0] >= 0)
+			close(v[i][0]);
+		if (v[i][1] >= 0)
+			close(v[i][1]);
+	}
+}
+
+static int
+native_launch(const struct qsb_plan *p, struct qsb_proc *pr,
+    struct qsb_err *e)
+{
+	int out[2], err[2], rep[2], sync[2];
+	bool degraded = p->landlock_only;
+	pid_t self = getpid(), pid;
+
+	if (qsb_launch_common(p, pr, out, err, rep, sync, e) < 0) {
+		qsb_launch_undo(out, err, rep, sync);
+		return -1;
+	}
+	if (degraded && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		qsb_launch_undo(out, err, rep, sync);
+		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED,
+		    "cannot become the subreaper");
+	}
+	if ((pid = fork()) < 0) {
+		qsb_launch_undo(out, err, rep, sync);
+		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "fork");
+	}
+	if (pid == 0) {
+		close(rep[0]);
+		close(sync[1]);
+		if (out[0] >= 0)
+			close(out[0]);
+		if (err[0] >= 0)
+			close(err[0]);
+		outer_main(p, degraded, rep[1], sync[0], out[1], err[1], self);
+	}
+	qsb_launch_parent(pr, pid, out, err, rep, sync);
+	pr->reaper = degraded;
+	pr->priv = degraded ? &priv_degraded : &priv_full;
+	pr->status = native_status;
+	return 0;
+}
+
+const struct qsb_backend_ops qsb_backend_native = {
+	"native", native_probe, native_launch
+};
