@@ -16,6 +16,7 @@
  * killed by that signal.
  */
 #include <sys/mman.h>
+#include <linux/close_range.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -130,10 +131,17 @@ bwrap_child(const struct qsb_plan *p, int rfd, int markw)
 	char target[PATH_MAX], msg[240];
 	const char *bw = bwrap_path();
 	struct stat st;
-	int scfd, memfd;
+	int scfd, memfd, fd;
 	ssize_t n;
 	size_t i;
 
+	/* out of the way of 3 and 4, where bwrap's descriptors go */
+	if ((fd = fcntl(rfd, F_DUPFD_CLOEXEC, 10)) < 0 ||
+	    (markw = fcntl(markw, F_DUPFD_CLOEXEC, 10)) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "descriptors");
+		_exit(125);
+	}
+	rfd = fd;
 	if (bw == NULL) {
 		qsb_report(rfd, QSB_REP_SETUP, ENOENT, 0, "bwrap is gone");
 		_exit(125);
@@ -152,7 +160,11 @@ bwrap_child(const struct qsb_plan *p, int rfd, int markw)
 		    "cannot prepare the seccomp program");
 		_exit(125);
 	}
-	scfd = memfd;
+	if ((scfd = fcntl(memfd, F_DUPFD_CLOEXEC, 10)) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "descriptors");
+		_exit(125);
+	}
+	close(memfd);
 	if (p->as_root) {
 		/* bubblewrap runs as the sandbox user: its user namespace
 		 * then maps only that user, and what that user cannot reach
@@ -281,7 +293,7 @@ bwrap_child(const struct qsb_plan *p, int rfd, int markw)
 	arg(&a, "--chdir");
 	arg(&a, p->cwd);
 	arg(&a, "--seccomp");
-	argf(&a, "%d", scfd);
+	arg(&a, "4");	/* scfd, moved there below */
 	arg(&a, "--");
 	arg(&a, "/bin/sh");
 	arg(&a, "-c");
@@ -293,8 +305,12 @@ bwrap_child(const struct qsb_plan *p, int rfd, int markw)
 		_exit(125);
 	}
 	/* descriptors bwrap uses stay open across its exec */
-	if (fcntl(scfd, F_SETFD, 0) < 0 || dup2(markw, 3) < 0) {
-		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "fcntl");
+	/* bubblewrap passes on whatever it inherits: every descriptor but
+	 * stdio, the marker (3) and the seccomp program is closed on exec,
+	 * so none of ours (a directory of the qsb root, say) gets in */
+	if (dup2(markw, 3) < 0 || dup2(scfd, 4) < 0 ||
+	    syscall(SYS_close_range, 5, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "descriptors");
 		_exit(125);
 	}
 	execv(bw, a.v);

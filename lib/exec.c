@@ -830,17 +830,52 @@ qsb_exec_child(const struct qsb_plan *p, int rfd, int how)
 	_exit(sig == ENOENT || sig == ENOTDIR ? 127 : 126);
 }
 
+/* Whether uid/gid can search directory st (mode bits only: the sandbox
+ * user has no capabilities). */
+static bool
+searchable(const struct stat *st, uid_t uid, gid_t gid)
+{
+	if (st->st_uid == uid)
+		return (st->st_mode & S_IXUSR) != 0;
+	if (st->st_gid == gid)
+		return (st->st_mode & S_IXGRP) != 0;
+	return (st->st_mode & S_IXOTH) != 0;
+}
+
 int
 qsb_root_view(const struct qsb_plan *p, char *msg, size_t msgsz)
 {
-	char src[64], path[PATH_MAX];
+	char src[64], path[PATH_MAX], top[PATH_MAX];
 	const char *what = "unshare";
 	struct mount_attr {
 		uint64_t attr_set, attr_clr, propagation, userns_fd;
 	} ma = { 0x1 /* MOUNT_ATTR_RDONLY */, 0, 0, 0 };
+	size_t rl = strlen(p->state_root);
+	struct stat st;
 	char *s;
 	int fd;
 
+	/* the tmpfs goes on the highest directory of the path the sandbox
+	 * user cannot search (all below it was out of reach anyway), and
+	 * at the latest on the qsb root (hiding the other workspaces) */
+	if (strlcpy(path, p->ws->root_path, sizeof(path)) >= sizeof(path) ||
+	    strlcpy(top, p->state_root, sizeof(top)) >= sizeof(top))
+		goto toolong;
+	for (s = path + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if ((size_t)(s - path) > rl)
+			break;
+		if (stat(path, &st) == 0 && !searchable(&st, p->uid, p->gid)) {
+			strlcpy(top, path, sizeof(top));
+			break;
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
 	if (unshare(CLONE_NEWNS) < 0)
 		goto fail;
 	what = "private mounts";
@@ -850,14 +885,13 @@ qsb_root_view(const struct qsb_plan *p, char *msg, size_t msgsz)
 	if ((fd = open(p->ws->root_path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) < 0)
 		goto fail;
-	what = "cover the qsb root";
-	if (mount("tmpfs", p->state_root, "tmpfs", MS_NOSUID | MS_NODEV,
-	    "mode=0755") < 0)
+	what = "cover the path to the workspace";
+	if (mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
 		goto fail;
 	if (strlcpy(path, p->ws->root_path, sizeof(path)) >= sizeof(path))
-		goto fail;
+		goto toolong;
 	what = "create the workspace's path";
-	for (s = path + strlen(p->state_root) + 1; ; s++) {
+	for (s = path + strlen(top) + 1; ; s++) {
 		if (*s != '/' && *s != '\0')
 			continue;
 		char c = *s;
@@ -873,11 +907,12 @@ qsb_root_view(const struct qsb_plan *p, char *msg, size_t msgsz)
 	if (mount(src, p->ws->root_path, NULL, MS_BIND, NULL) < 0)
 		goto fail;
 	close(fd);
-	what = "restrict the qsb root";
-	if (syscall(SYS_mount_setattr, AT_FDCWD, p->state_root, 0, &ma,
-	    sizeof(ma)) < 0)
+	what = "restrict the path to the workspace";
+	if (syscall(SYS_mount_setattr, AT_FDCWD, top, 0, &ma, sizeof(ma)) < 0)
 		goto fail;
 	return 0;
+toolong:
+	errno = ENAMETOOLONG;
 fail:
 	snprintf(msg, msgsz, "cannot %s: %s", what, strerror(errno));
 	return -1;
