@@ -29,7 +29,8 @@ LIBOUT		?= lib/libqsb.a
 
 # Evaluated when used, after tools/deps.sh has installed libbsd-dev.
 BSD_CFLAGS	= $(shell pkg-config --cflags libbsd-overlay)
-BSD_LIBS	= $(shell pkg-config --libs libbsd-overlay)
+# libbsd linked statically: two fewer shared objects to load per run
+BSD_LIBS	= -Wl,-Bstatic $(shell pkg-config --static --libs-only-l libbsd-overlay) -Wl,-Bdynamic
 
 WARN		= -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Werror
 HARDEN		= -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
@@ -107,6 +108,7 @@ lint: all
 	zsh -n completions/zsh/_qsb
 
 demo: all
+	@sh tools/deps.sh demo
 	@sh tools/demo.sh
 
 install: all

@@ -415,29 +415,38 @@ build_root(const struct qsb_plan *p, struct fail *f)
 
 /* --- the processes ---------------------------------------------------------- */
 
-static void
-die_with_parent(pid_t parent)
-{
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != parent)
-		_exit(125);
-}
+/* C: pid 1 of the new namespaces, made by clone() in qsb-exec.  It waits
+ * for the go byte (maps written, cgroups joined); EOF instead means
+ * qsb-exec is gone, and with it the reason to run. */
+struct init_args {
+	const struct qsb_plan	*p;
+	int			 rfd, syncfd, outw, errw;
+	int			 close_fds[4];
+};
 
-/* C: pid 1 of the new pid namespace.  Its parent is outside the
- * namespace (getppid() is 0), so whether X is still there is told by the
- * lifeline: EOF once X, the only writer, is gone. */
-static __attribute__((noreturn)) void
-init_main(const struct qsb_plan *p, int rfd, int lifeline)
+static int
+init_main(void *arg)
 {
-	struct pollfd pfd = { lifeline, POLLIN, 0 };
+	struct init_args *ia = arg;
+	const struct qsb_plan *p = ia->p;
+	int rfd = ia->rfd, st, i;
 	struct fail f;
 	pid_t g, w;
-	int st;
+	char c;
 
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (poll(&pfd, 1, 0) != 0)
+	for (i = 0; i < 4; i++)
+		if (ia->close_fds[i] >= 0)
+			close(ia->close_fds[i]);
+	while ((st = (int)read(ia->syncfd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (st != 1)
 		_exit(125);
-	close(lifeline);
+	close(ia->syncfd);
+	if (qsb_child_stdio(p, ia->outw, ia->errw) < 0) {
+		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "cannot set up stdio");
+		_exit(125);
+	}
 	if (sethostname("qsb", 3) < 0) {
 		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "sethostname");
 		_exit(125);
@@ -478,16 +487,17 @@ init_main(const struct qsb_plan *p, int rfd, int lifeline)
 	}
 }
 
-/* X: makes the namespaces, then forks C and waits for it. */
+/* Degraded: no namespaces; the child becomes the command under Landlock
+ * and seccomp. */
 static __attribute__((noreturn)) void
-outer_main(const struct qsb_plan *p, bool degraded, int rfd, int syncfd,
-    int outw, int errw, pid_t parent)
+degraded_main(const struct qsb_plan *p, int rfd, int syncfd, int outw,
+    int errw, pid_t parent)
 {
-	char map[64], c;
-	int flags, st, life[2];
-	pid_t ci;
+	char c;
 
-	die_with_parent(parent);
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(125);
 	while (read(syncfd, &c, 1) < 0 && errno == EINTR)
 		;
 	close(syncfd);
@@ -495,54 +505,28 @@ outer_main(const struct qsb_plan *p, bool degraded, int rfd, int syncfd,
 		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "cannot set up stdio");
 		_exit(125);
 	}
-	if (degraded)
-		qsb_exec_child(p, rfd, QSB_CHILD_LANDLOCK);
-	if (!p->as_root) {
-		if (unshare(CLONE_NEWUSER) < 0) {
-			qsb_report(rfd, QSB_REP_SETUP, errno, 0,
-			    "cannot create a user namespace");
-			_exit(125);
-		}
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->uid,
-		    (unsigned)p->uid);
-		if (writefile("/proc/self/setgroups", "deny") < 0 ||
-		    writefile("/proc/self/uid_map", map) < 0) {
-			qsb_report(rfd, QSB_REP_SETUP, errno, 0,
-			    "cannot map the user namespace");
-			_exit(125);
-		}
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->gid,
-		    (unsigned)p->gid);
-		if (writefile("/proc/self/gid_map", map) < 0) {
-			qsb_report(rfd, QSB_REP_SETUP, errno, 0,
-			    "cannot map the user namespace's groups");
-			_exit(125);
-		}
-	}
-	flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-	if (!p->network)
-		flags |= CLONE_NEWNET;
-	if (unshare(flags) < 0) {
-		qsb_report(rfd, QSB_REP_SETUP, errno, 0,
-		    "cannot create namespaces");
-		_exit(125);
-	}
-	if (pipe2(life, O_CLOEXEC) < 0 || (ci = fork()) < 0) {
-		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "fork");
-		_exit(125);
-	}
-	if (ci == 0) {
-		close(life[1]);
-		init_main(p, rfd, life[0]);
-	}
-	close(life[0]);
-	qsb_report(rfd, QSB_REP_INIT, (int)ci, 0, NULL);
-	close(0);
-	close(1);
-	close(2);
-	while (waitpid(ci, &st, 0) < 0 && errno == EINTR)
-		;
-	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
+	qsb_exec_child(p, rfd, QSB_CHILD_LANDLOCK);
+}
+
+/* Maps the sandbox user (the caller) to itself in pid's new user
+ * namespace; an unprivileged process may map exactly its own ids. */
+static int
+write_maps(const struct qsb_plan *p, pid_t pid)
+{
+	char path[64], map[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+	if (writefile(path, "deny") < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->uid,
+	    (unsigned)p->uid);
+	if (writefile(path, map) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->gid,
+	    (unsigned)p->gid);
+	return writefile(path, map);
 }
 
 static int
@@ -550,17 +534,17 @@ native_status(struct qsb_proc *pr, int ws, int *code, int *sig)
 {
 	struct native_priv *np = pr->priv;
 
-	/* with namespaces, C reports the status; without, X was the
+	/* with namespaces C reports the command's status, so we get here
+	 * only when C was killed (by us); degraded, the child was the
 	 * command */
-	if (np != NULL && np->degraded) {
-		*code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-		*sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-		return 0;
-	}
-	/* killed before C could report: the signal we sent */
 	if (WIFSIGNALED(ws)) {
 		*code = 128 + WTERMSIG(ws);
 		*sig = WTERMSIG(ws);
+		return 0;
+	}
+	if (np != NULL && np->degraded) {
+		*code = WEXITSTATUS(ws);
+		*sig = 0;
 		return 0;
 	}
 	return -1;
@@ -568,85 +552,76 @@ native_status(struct qsb_proc *pr, int ws, int *code, int *sig)
 
 static struct native_priv priv_full = { false }, priv_degraded = { true };
 
-int
-qsb_launch_common(const struct qsb_plan *p, struct qsb_proc *pr,
-    int *out, int *err, int *rep, int *sync, struct qsb_err *e)
-{
-	out[0] = out[1] = err[0] = err[1] = rep[0] = rep[1] = -1;
-	sync[0] = sync[1] = -1;
-	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 ||
-	    (p->stdio == QSB_STDIO_PIPE && (pipe2(out, O_CLOEXEC) < 0 ||
-	    pipe2(err, O_CLOEXEC) < 0)))
-		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "pipe");
-	(void)pr;
-	return 0;
-}
-
-void
-qsb_launch_parent(struct qsb_proc *pr, pid_t pid, int *out, int *err,
-    int *rep, int *sync)
-{
-	pr->pid = pid;
-	pr->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (out[1] >= 0)
-		close(out[1]);
-	if (err[1] >= 0)
-		close(err[1]);
-	close(rep[1]);
-	close(sync[0]);
-	pr->outfd = out[0];
-	pr->errfd = err[0];
-	pr->reportfd = rep[0];
-	pr->syncfd = sync[1];
-}
-
-void
-qsb_launch_undo(int *out, int *err, int *rep, int *sync)
-{
-	int *v[] = { out, err, rep, sync };
-	size_t i;
-
-	for (i = 0; i < 4; i++) {
-		if (v[i][0] >= 0)
-			close(v[i][0]);
-		if (v[i][1] >= 0)
-			close(v[i][1]);
-	}
-}
-
 static int
 native_launch(const struct qsb_plan *p, struct qsb_proc *pr,
     struct qsb_err *e)
 {
-	int out[2], err[2], rep[2], sync[2];
-	bool degraded = p->landlock_only;
+	static char stack[256 * 1024] __attribute__((aligned(16)));
+	int out[2], err[2], rep[2], sync[2], flags;
+	struct init_args ia;
 	pid_t self = getpid(), pid;
 
 	if (qsb_launch_common(p, pr, out, err, rep, sync, e) < 0) {
 		qsb_launch_undo(out, err, rep, sync);
 		return -1;
 	}
-	if (degraded && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
-		qsb_launch_undo(out, err, rep, sync);
-		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED,
-		    "cannot become the subreaper");
+	if (p->landlock_only) {
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+			qsb_launch_undo(out, err, rep, sync);
+			return qsb_err_sys(e, QSB_E_EXECUTION_FAILED,
+			    "cannot become the subreaper");
+		}
+		if ((pid = fork()) < 0) {
+			qsb_launch_undo(out, err, rep, sync);
+			return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "fork");
+		}
+		if (pid == 0) {
+			close(rep[0]);
+			close(sync[1]);
+			if (out[0] >= 0)
+				close(out[0]);
+			if (err[0] >= 0)
+				close(err[0]);
+			degraded_main(p, rep[1], sync[0], out[1], err[1], self);
+		}
+		qsb_launch_parent(pr, pid, out, err, rep, sync);
+		pr->reaper = true;
+		pr->priv = &priv_degraded;
+		pr->status = native_status;
+		return 0;
 	}
-	if ((pid = fork()) < 0) {
+	/* pid 1 of the new namespaces straight away; without CLONE_VM the
+	 * child runs on its own copy of this stack */
+	flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+	    (p->network ? 0 : CLONE_NEWNET) | (p->as_root ? 0 : CLONE_NEWUSER);
+	ia.p = p;
+	ia.rfd = rep[1];
+	ia.syncfd = sync[0];
+	ia.outw = out[1];
+	ia.errw = err[1];
+	ia.close_fds[0] = rep[0];
+	ia.close_fds[1] = sync[1];
+	ia.close_fds[2] = out[0];
+	ia.close_fds[3] = err[0];
+	if ((pid = clone(init_main, stack + sizeof(stack), flags | SIGCHLD,
+	    &ia)) < 0) {
 		qsb_launch_undo(out, err, rep, sync);
-		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "fork");
+		return qsb_err_sys(e, QSB_E_SANDBOX_UNAVAILABLE,
+		    "cannot create the sandbox's namespaces");
 	}
-	if (pid == 0) {
-		close(rep[0]);
-		close(sync[1]);
-		if (out[0] >= 0)
-			close(out[0]);
-		if (err[0] >= 0)
-			close(err[0]);
-		outer_main(p, degraded, rep[1], sync[0], out[1], err[1], self);
+	if (!p->as_root && write_maps(p, pid) < 0) {
+		qsb_err_sys(e, QSB_E_SANDBOX_UNAVAILABLE,
+		    "cannot map the sandbox's user namespace");
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		qsb_launch_undo(out, err, rep, sync);
+		return -1;
 	}
 	qsb_launch_parent(pr, pid, out, err, rep, sync);
-	pr->reaper = degraded;
-	pr->priv = degraded ? &priv_degraded : &priv_full;
+	pr->init = pid;
+	pr->pidns = qsb_pidns_of(pid);
+	pr->priv = &priv_full;
 	pr->status = native_status;
 	return 0;
 }

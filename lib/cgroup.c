@@ -193,6 +193,8 @@ qsb_cg_create(struct qsb_cg *cg, const char *name, uint64_t mem, double cpus,
 	int c;
 
 	memset(cg, 0, sizeof(*cg));
+	if (!want[QSB_CG_MEMORY] && !want[QSB_CG_PIDS] && !want[QSB_CG_CPU])
+		return 0;
 	/* v2: one group for all controllers our group has delegated */
 	if (mountpoint(NULL, mnt, sizeof(mnt)) == 0 &&
 	    own_group(NULL, grp, sizeof(grp)) == 0 &&

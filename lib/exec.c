@@ -918,6 +918,54 @@ fail:
 	return -1;
 }
 
+/* --- launching ------------------------------------------------------------ */
+
+int
+qsb_launch_common(const struct qsb_plan *p, struct qsb_proc *pr,
+    int *out, int *err, int *rep, int *sync, struct qsb_err *e)
+{
+	out[0] = out[1] = err[0] = err[1] = rep[0] = rep[1] = -1;
+	sync[0] = sync[1] = -1;
+	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 ||
+	    (p->stdio == QSB_STDIO_PIPE && (pipe2(out, O_CLOEXEC) < 0 ||
+	    pipe2(err, O_CLOEXEC) < 0)))
+		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "pipe");
+	(void)pr;
+	return 0;
+}
+
+void
+qsb_launch_parent(struct qsb_proc *pr, pid_t pid, int *out, int *err,
+    int *rep, int *sync)
+{
+	pr->pid = pid;
+	pr->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (out[1] >= 0)
+		close(out[1]);
+	if (err[1] >= 0)
+		close(err[1]);
+	close(rep[1]);
+	close(sync[0]);
+	pr->outfd = out[0];
+	pr->errfd = err[0];
+	pr->reportfd = rep[0];
+	pr->syncfd = sync[1];
+}
+
+void
+qsb_launch_undo(int *out, int *err, int *rep, int *sync)
+{
+	int *v[] = { out, err, rep, sync };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (v[i][0] >= 0)
+			close(v[i][0]);
+		if (v[i][1] >= 0)
+			close(v[i][1]);
+	}
+}
+
 /* --- supervision ---------------------------------------------------------- */
 
 static int64_t
@@ -929,8 +977,8 @@ mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static ino_t
-pidns_of(pid_t pid)
+ino_t
+qsb_pidns_of(pid_t pid)
 {
 	char path[64];
 	struct stat st;
@@ -967,7 +1015,7 @@ static void
 find_pidns(struct qsb_proc *pr)
 {
 	struct dirent *de;
-	ino_t mine = pidns_of(getpid()), ns;
+	ino_t mine = qsb_pidns_of(getpid()), ns;
 	pid_t pid;
 	DIR *d;
 
@@ -977,7 +1025,7 @@ find_pidns(struct qsb_proc *pr)
 		if ((pid = (pid_t)strtol(de->d_name, NULL, 10)) <= 0 ||
 		    ppid_of(pid) != pr->pid)
 			continue;
-		if ((ns = pidns_of(pid)) != 0 && ns != mine) {
+		if ((ns = qsb_pidns_of(pid)) != 0 && ns != mine) {
 			pr->pidns = ns;
 			pr->init = pid;
 			break;
@@ -1013,7 +1061,7 @@ tree_signal(struct qsb_proc *pr, int sig)
 		    pid == self)
 			continue;
 		if (pr->pidns != 0) {
-			if (pidns_of(pid) != pr->pidns)
+			if (qsb_pidns_of(pid) != pr->pidns)
 				continue;
 		} else if (pr->reaper) {
 			for (a = pid, hops = 0; a > 1 && a != self &&
@@ -1101,7 +1149,7 @@ read_reports(struct qsb_proc *pr, struct reports *rp)
 			break;
 		case QSB_REP_INIT:
 			pr->init = r.a;
-			pr->pidns = pidns_of(r.a);
+			pr->pidns = qsb_pidns_of(r.a);
 			break;
 		}
 	}
@@ -1236,8 +1284,11 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 				;
 			exited = true;
 			res->duration_ms = mono_ms() - start;
-			/* the tree goes with its command */
-			tree_signal(&pr, SIGKILL);
+			/* the tree goes with its command: a pid namespace
+			 * died with its init (our child); descendants of a
+			 * reaper we must find ourselves */
+			if (pr.pidns == 0 || pr.init != pr.pid)
+				tree_signal(&pr, SIGKILL);
 			closeat = mono_ms() + QSB_KILL_GRACE_MS;
 			killat = -1;
 		}

@@ -113,6 +113,8 @@ void	 qsb_exec_result_write(struct qsb_jw *, const struct qsb_plan *,
 char	*qsb_redact(const char *buf, size_t len, char *const *secrets,
 	    bool cut_front, size_t *outlen);
 const char *qsb_signame(int sig);
+/* The pid namespace (inode) of a process, 0 if unknown. */
+ino_t	 qsb_pidns_of(pid_t);
 /* Whether an unprivileged user namespace can be made here. */
 bool	 qsb_userns_works(char *why, size_t whysz);
 /* "cmd arg 'a b'": the command line as a shell would need it. */

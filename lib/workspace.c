@@ -405,6 +405,17 @@ qsb_ws_create(const struct qsb_root *r, const struct qsb_config *cfg,
 	 * create in progress from an abandoned one */
 	if ((lfd = qsb_lock(mfd, "lock", LOCK_EX, e)) < 0)
 		goto fail;
+	/* meta/active: held (shared) by every running command */
+	{
+		int afd = openat(mfd, "active", O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (afd < 0) {
+			qsb_err_sys(e, QSB_E_FILE_WRITE_FAILED,
+			    "cannot create meta/active");
+			goto fail;
+		}
+		close(afd);
+	}
 	if (mkdirat(tfd, "fs", 0755) < 0 || (ffd = openat(tfd, "fs",
 	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		qsb_err_sys(e, QSB_E_FILE_WRITE_FAILED, "cannot create fs");

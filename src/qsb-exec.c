@@ -255,6 +255,15 @@ run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
 		close(dirfd);
 		return -1;
 	}
+	/* the plan first: bad input is refused before anything changes */
+	if (qsb_exec_plan(&root, &cfg, &w, q, &p, e) < 0) {
+		/* a refusal is worth a record; bad input changes nothing */
+		if (e->code != QSB_E_CONFIG_INVALID)
+			event_end(NULL, NULL, e, id);
+		close(dirfd);
+		qsb_ws_free(&w);
+		return -1;
+	}
 	/* busy while it runs: cleanup leaves a workspace alone while any
 	 * process holds meta/active */
 	mfd = openat(dirfd, "meta", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -264,12 +273,7 @@ run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
 		close(mfd);
 	close(dirfd);
 	if (afd < 0) {
-		qsb_ws_free(&w);
-		return -1;
-	}
-	if (qsb_exec_plan(&root, &cfg, &w, q, &p, e) < 0) {
-		event_end(NULL, NULL, e, id);
-		close(afd);
+		qsb_plan_free(&p);
 		qsb_ws_free(&w);
 		return -1;
 	}

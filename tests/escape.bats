@@ -130,7 +130,11 @@ teardown() {
 	# compat: the invoking user's credential stores are empty or gone
 	local home
 	home=$(getent passwd "$(id -u)" | cut -d: -f6)
-	mkdir -p "$home/.ssh" 2>/dev/null && [ -w "$home/.ssh" ] || skip "no writable home"
+	local made=
+	if [ ! -d "$home/.ssh" ]; then
+		mkdir -m 700 "$home/.ssh" || fail "cannot create $home/.ssh"
+		made=yes
+	fi
 	local key="$home/.ssh/qsb-test-key-$$"
 	echo "PRIVATE KEY $$" >"$key"
 	for c in $(combos); do
@@ -140,6 +144,7 @@ teardown() {
 			fail "$c: credential store visible: $out"
 	done
 	rm -f "$key"
+	[ -z "$made" ] || rmdir "$home/.ssh"
 }
 
 @test "escape: host processes are invisible in /proc" {

@@ -18,13 +18,30 @@ say qsb-workspace create demo --mode strict --no-network
 qsb-workspace create demo --mode strict --no-network --pretty |
     sed -n '1,3p;/sandboxConfig/,/}/p'
 
-say "printf 'print(\"hello\")\\n' | qsb-workspace write demo projects/hello.py"
-printf 'print("hello")\n' | qsb-workspace write demo projects/hello.py
+say "printf 'echo hello from the sandbox\\n' | qsb-workspace write demo projects/hello.sh"
+printf 'echo hello from the sandbox\n' | qsb-workspace write demo projects/hello.sh
 
 say qsb-workspace ls demo projects
 qsb-workspace ls demo projects
 
-say qsb-workspace read demo ../../etc/passwd "   # an escape"
+say qsb-exec demo -- sh hello.sh
+qsb-exec demo -- sh hello.sh | jq -c '{stdout, exitCode, backend, mode, duration}'
+
+say qsb-exec demo -- sh -c "'id; ls /; cat /proc/self/status | grep -E \"CapEff|NoNewPrivs|Seccomp:\"'"
+qsb-exec demo -- sh -c 'id; ls /; grep -E "CapEff|NoNewPrivs|Seccomp:" /proc/self/status' |
+    jq -r .stdout
+
+m="qsb-demo-escape-$$"
+say qsb-exec demo -- sh -c "'echo pwned > /etc/$m; echo pwned > \$HOME/../../meta/workspace.json'" "   # escapes"
+qsb-exec demo -- sh -c "echo pwned > /etc/$m; echo pwned > \$HOME/../../meta/workspace.json" |
+    jq -r '.stderr, "exit status \(.exitCode)"'
+if [ -e "/etc/$m" ]; then
+	echo "demo: the escape was NOT refused" >&2
+	exit 1
+fi
+echo "(on the host: /etc/$m does not exist)"
+
+say qsb-workspace read demo ../../etc/passwd "   # an escape through the files API"
 if qsb-workspace read demo ../../etc/passwd; then
 	echo "demo: the escape was NOT refused" >&2
 	exit 1

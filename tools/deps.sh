@@ -1,6 +1,6 @@
 #!/bin/sh
 # Makes sure the Debian packages a task needs are installed.
-# usage: tools/deps.sh GROUP...   (build check lint bench sandbox)
+# usage: tools/deps.sh GROUP...   (build check demo lint bench sandbox)
 # As root it installs what is missing; otherwise it prints the exact
 # apt-get line and fails.
 set -eu
@@ -9,7 +9,8 @@ pkgs=""
 for group in "$@"; do
 	case $group in
 	build)   pkgs="$pkgs gcc make pkg-config libbsd-dev libjsmn-dev" ;;
-	check)   pkgs="$pkgs bats bats-assert bats-support jq util-linux procps mandoc shellcheck zsh" ;;
+	check)   pkgs="$pkgs bats bats-assert bats-support jq util-linux procps mandoc shellcheck zsh python3 git" ;;
+	demo)    pkgs="$pkgs jq" ;;
 	lint)    pkgs="$pkgs mandoc shellcheck zsh" ;;
 	bench)   pkgs="$pkgs hyperfine" ;;
 	sandbox) pkgs="$pkgs bubblewrap" ;;
