@@ -84,7 +84,15 @@ $(BINOUT)/%: $(BUILD)/src/%.o $(LIBOUT)
 $(BUILD)/tests/test-%: $(BUILD)/tests/test-%.o $(LIBOUT)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBOUT) $(LIBS) -lm
 
+$(BUILD)/bench/%: bench/%.c $(LIBOUT) | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBOUT) $(LIBS)
+
 unit: $(UNITBIN)
+
+bench: all $(BUILD)/bench/dump-seccomp
+	@sh tools/deps.sh bench sandbox demo
+	sh bench/exec
 
 check: all unit
 	@sh tools/deps.sh check sandbox
@@ -102,7 +110,7 @@ asan:
 lint: all
 	@sh tools/deps.sh lint
 	mandoc -Tlint -Wwarning man/*
-	shellcheck -s sh tools/*.sh tests/run
+	shellcheck -s sh tools/*.sh tests/run bench/exec
 	shellcheck -s bash .ci/run tests/helpers/*.bash
 	shellcheck -s bash completions/bash/*
 	zsh -n completions/zsh/_qsb
@@ -131,6 +139,6 @@ uninstall:
 clean:
 	rm -rf build bin lib/libqsb.a
 
-.PHONY: all deps unit check asan lint demo install uninstall clean
+.PHONY: all deps unit check asan lint demo bench install uninstall clean
 
 -include $(LIBOBJ:.o=.d) $(PROGS:%=$(BUILD)/src/%.d) $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%.d)

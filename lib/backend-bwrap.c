@@ -376,6 +376,7 @@ bwrap_launch(const struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		if (getppid() != self)
 			_exit(125);
+		qsb_child_signals();
 		close(rep[0]);
 		close(sync[1]);
 		close(mark[0]);

@@ -761,19 +761,29 @@ qsb_child_stdio(const struct qsb_plan *p, int outw, int errw)
 }
 
 void
-qsb_exec_child(const struct qsb_plan *p, int rfd, int how)
+qsb_child_signals(void)
 {
-	struct qsb_seccomp sc;
-	struct qsb_err e;
-	struct rlimit rl;
 	sigset_t none;
 	int sig;
 
+	/* qsb-exec blocks INT, TERM and HUP (for its signalfd) and ignores
+	 * PIPE; a mask and ignored signals survive execve */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
+}
+
+void
+qsb_exec_child(const struct qsb_plan *p, int rfd, int how)
+{
+	struct qsb_seccomp sc;
+	struct qsb_err e;
+	struct rlimit rl;
+	int sig;
+
+	qsb_child_signals();
 	if (setsid() < 0 && errno != EPERM)
 		child_fail(rfd, "setsid", errno);
 	if (chdir(p->cwd) < 0)

@@ -186,6 +186,8 @@ void	 qsb_report(int fd, int type, int a, int b, const char *msg);
 enum { QSB_CHILD_BARE, QSB_CHILD_LANDLOCK, QSB_CHILD_NAMESPACED };
 __attribute__((noreturn))
 void	 qsb_exec_child(const struct qsb_plan *, int reportfd, int how);
+/* Default dispositions and an empty mask, for a child about to exec. */
+void	 qsb_child_signals(void);
 /* Prepares fds 0-2 of a launched child: the pipes, or what qsb-exec has
  * (stdin: /dev/null when stdin_null). */
 int	 qsb_child_stdio(const struct qsb_plan *, int outw, int errw);

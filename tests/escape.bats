@@ -191,7 +191,8 @@ teardown() {
 	mysid=$(ps -o sid= -p $$ | tr -d ' ')
 	for c in $(combos); do
 		m=$(marker)
-		qsb-exec --backend "${c%/*}" "$(ws_of "$c")" -- bash -c "exec -a $m sleep 30" >/dev/null 2>&1 3>&- &
+		qsb-exec --backend "${c%/*}" "$(ws_of "$c")" -- bash -c "exec -a $m sleep 30" \
+		    >"$BATS_TEST_TMPDIR/r" 2>&1 3>&- &
 		for _ in $(seq 100); do
 			pid=$(pgrep -f "^$m" | head -1)
 			[ -n "$pid" ] && break
@@ -200,8 +201,11 @@ teardown() {
 		[ -n "$pid" ] || fail "$c: the command did not start"
 		sid=$(awk '{print $6}' "/proc/$pid/stat")
 		[ "$sid" != "$mysid" ] || fail "$c: same session $sid"
+		# and a signal from the host reaches it, with the default action
 		kill "$pid"
-		wait
+		wait || true
+		jq -e '.signal == "SIGTERM"' "$BATS_TEST_TMPDIR/r" >/dev/null ||
+			fail "$c: SIGTERM did not end it: $(cat "$BATS_TEST_TMPDIR/r")"
 		sx "$c" "python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'"
 		[[ "$err" == *"Operation not permitted"* ]] || fail "$c: TIOCSTI: $err"
 	done
@@ -293,6 +297,15 @@ while True:
 		[ "$code" -eq 0 ]
 		sleep 0.2
 		! pgrep -f "^$m" >/dev/null || fail "$c: left running: $(pgrep -fa "^$m")"
+	done
+}
+
+@test "the command starts with no blocked and no ignored signals" {
+	local c
+	for c in $(combos); do
+		sx "$c" "exec grep -E '^Sig(Blk|Ign):' /proc/self/status"
+		[[ "$out" == *"SigBlk:"$'\t'"0000000000000000"* ]] || fail "$c: $out"
+		[[ "$out" == *"SigIgn:"$'\t'"0000000000000000"* ]] || fail "$c: $out"
 	done
 }
 
