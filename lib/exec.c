@@ -768,11 +768,20 @@ qsb_child_signals(void)
 
 	/* qsb-exec blocks INT, TERM and HUP (for its signalfd) and ignores
 	 * PIPE; a mask and ignored signals survive execve */
+	struct {
+		void		*handler;
+		unsigned long	 flags;
+		void		*restorer;
+		uint64_t	 mask;
+	} dfl = { SIG_DFL, 0, NULL, 0 };
+
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (sig = 1; sig < NSIG; sig++)
+	/* the raw call: glibc's signal() refuses its reserved real-time
+	 * signals, which a runtime may have set to be ignored */
+	for (sig = 1; sig <= 64; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
+			(void)syscall(SYS_rt_sigaction, sig, &dfl, NULL, 8);
 }
 
 void
