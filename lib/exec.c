@@ -1196,7 +1196,7 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 	sigset_t mask, old;
 	int64_t start, deadline = -1, killat = -1, closeat = -1, now;
 	int sigfd = -1, ws = 0, code = 0, sig = 0, n, i, rc = -1;
-	bool exited = false, killed = false;
+	bool exited = false, killed = false, told = false;
 	char cgname[QSB_ID_MAX + 64];
 
 	memset(res, 0, sizeof(*res));
@@ -1296,8 +1296,18 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 			drain(&pr.outfd, &out);
 		if (pr.errfd >= 0 && pfd[3].revents)
 			drain(&pr.errfd, &err);
-		if (pr.reportfd >= 0 && pfd[4].revents)
+		if (pr.reportfd >= 0 && pfd[4].revents) {
 			read_reports(&pr, &rp);
+			if (rp.have_status && !told && !rp.setup_failed &&
+			    p->on_status != NULL) {
+				told = true;
+				p->on_status(p, res->timed_out ? 124 :
+				    rp.exec_errno ? (rp.exec_errno == ENOENT ||
+				    rp.exec_errno == ENOTDIR ? 127 : 126) :
+				    rp.exited ? rp.value : 128 + rp.value,
+				    p->on_status_arg);
+			}
+		}
 		if (!exited && (pfd[1].revents & POLLIN)) {
 			while (waitpid(pr.pid, &ws, 0) < 0 && errno == EINTR)
 				;
@@ -1350,6 +1360,8 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 	}
 	res->signal = sig;
 	res->exit_code = res->timed_out ? 124 : code;
+	if (!told && p->on_status != NULL)
+		p->on_status(p, res->exit_code, p->on_status_arg);
 	rc = 0;
 	goto out;
 reap:

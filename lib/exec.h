@@ -78,6 +78,12 @@ struct qsb_plan {
 	bool			 degraded;
 	bool			 landlock_only;	/* native without namespaces */
 	char			 reason[512];
+	/* called once with the exit status as soon as it is known, while
+	 * the sandbox is still being torn down (the caller's bookkeeping
+	 * overlaps with it) */
+	void			(*on_status)(const struct qsb_plan *, int code,
+				    void *);
+	void			*on_status_arg;
 };
 
 struct qsb_exec_result {

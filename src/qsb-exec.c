@@ -141,14 +141,17 @@ freelist(struct strlist *l)
 }
 
 /* Records the end of a run in the workspace (lastAccessedAt,
- * lastExitCode); best effort: the run is over either way. */
+ * lastExitCode); best effort: the run is over either way.  Called by
+ * qsb_exec_run as soon as the status is known. */
 static void
-record(const char *id, int exit_code)
+record(const struct qsb_plan *p, int exit_code, void *arg)
 {
+	const char *id = p->ws->id;
 	struct qsb_ws w;
 	struct qsb_err e;
 	int dirfd, lfd;
 
+	(void)arg;
 	if ((lfd = qsb_ws_lock(&root, id, &dirfd, &e)) < 0)
 		return;
 	if (qsb_ws_load_at(&root, dirfd, id, &w, &e) == 0) {
@@ -278,6 +281,7 @@ run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
 		return -1;
 	}
 	event_start(&p);
+	p.on_status = record;
 	if (qsb_exec_run(&p, &r, e) < 0) {
 		event_end(&p, NULL, e, id);
 		close(afd);
@@ -287,7 +291,6 @@ run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
 	}
 	close(afd);
 	status = r.exit_code;
-	record(id, status);
 	event_end(&p, &r, NULL, id);
 	if (p.stdio == QSB_STDIO_PIPE)
 		qsb_exec_result_write(out, &p, &r);
