@@ -347,7 +347,7 @@ bwrap_status(struct qsb_proc *pr, int ws, int *code, int *sig)
 }
 
 static int
-bwrap_launch(const struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
+bwrap_launch(struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
 {
 	int out[2], err[2], rep[2], sync[2], mark[2] = { -1, -1 };
 	struct bwrap_priv *bp;

@@ -49,34 +49,29 @@ struct native_priv {
 	bool	degraded;
 };
 
+/*
+ * Landlock and seccomp are needed in every case (with namespaces, and in
+ * the degraded mode without them).  Whether a user namespace can be made
+ * is found out by making it: native_launch falls back to the degraded mode
+ * when the clone is refused, so no probe child runs per command.
+ */
 static int
 native_probe(const struct qsb_plan *p, bool *degraded, char *why,
     size_t whysz)
 {
-	char uwhy[256];
 	const char *lwhy = NULL;
 
 	(void)p;
 	*degraded = false;
-	if (geteuid() == 0 || qsb_userns_works(uwhy, sizeof(uwhy))) {
-		if (qsb_ll_abi(&lwhy) == 0 || !qsb_seccomp_available()) {
-			snprintf(why, whysz, "%s", lwhy ? lwhy :
-			    "seccomp is unavailable");
-			return 0;
-		}
-		return 1;
+	if (qsb_ll_abi(&lwhy) == 0) {
+		snprintf(why, whysz, "%s", lwhy);
+		return 0;
 	}
-	if (qsb_ll_abi(&lwhy) > 0 && qsb_seccomp_available()) {
-		*degraded = true;
-		snprintf(why, whysz, "%s: confined by Landlock and seccomp "
-		    "alone (no mount, pid or network namespace: host "
-		    "processes are visible, protected paths are not "
-		    "enforced)", uwhy);
-		return 1;
+	if (!qsb_seccomp_available()) {
+		snprintf(why, whysz, "seccomp is unavailable");
+		return 0;
 	}
-	snprintf(why, whysz, "%s, and %s", uwhy, lwhy ? lwhy :
-	    "seccomp is unavailable");
-	return 0;
+	return 1;
 }
 
 /* --- building the root (in C, pid 1 of the new namespaces) ---------------- */
@@ -553,42 +548,49 @@ native_status(struct qsb_proc *pr, int ws, int *code, int *sig)
 static struct native_priv priv_full = { false }, priv_degraded = { true };
 
 static int
-native_launch(const struct qsb_plan *p, struct qsb_proc *pr,
-    struct qsb_err *e)
+launch_degraded(struct qsb_plan *p, struct qsb_proc *pr, int *out, int *err,
+    int *rep, int *sync, struct qsb_err *e)
+{
+	pid_t self = getpid(), pid;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		qsb_launch_undo(out, err, rep, sync);
+		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED,
+		    "cannot become the subreaper");
+	}
+	if ((pid = fork()) < 0) {
+		qsb_launch_undo(out, err, rep, sync);
+		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "fork");
+	}
+	if (pid == 0) {
+		close(rep[0]);
+		close(sync[1]);
+		if (out[0] >= 0)
+			close(out[0]);
+		if (err[0] >= 0)
+			close(err[0]);
+		degraded_main(p, rep[1], sync[0], out[1], err[1], self);
+	}
+	qsb_launch_parent(pr, pid, out, err, rep, sync);
+	pr->reaper = true;
+	pr->priv = &priv_degraded;
+	pr->status = native_status;
+	return 0;
+}
+
+static int
+native_launch(struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
 {
 	int out[2], err[2], rep[2], sync[2], flags;
 	struct init_args ia;
-	pid_t self = getpid(), pid;
+	pid_t pid;
 
 	if (qsb_launch_common(p, pr, out, err, rep, sync, e) < 0) {
 		qsb_launch_undo(out, err, rep, sync);
 		return -1;
 	}
-	if (p->landlock_only) {
-		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
-			qsb_launch_undo(out, err, rep, sync);
-			return qsb_err_sys(e, QSB_E_EXECUTION_FAILED,
-			    "cannot become the subreaper");
-		}
-		if ((pid = fork()) < 0) {
-			qsb_launch_undo(out, err, rep, sync);
-			return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "fork");
-		}
-		if (pid == 0) {
-			close(rep[0]);
-			close(sync[1]);
-			if (out[0] >= 0)
-				close(out[0]);
-			if (err[0] >= 0)
-				close(err[0]);
-			degraded_main(p, rep[1], sync[0], out[1], err[1], self);
-		}
-		qsb_launch_parent(pr, pid, out, err, rep, sync);
-		pr->reaper = true;
-		pr->priv = &priv_degraded;
-		pr->status = native_status;
-		return 0;
-	}
+	if (p->landlock_only)
+		return launch_degraded(p, pr, out, err, rep, sync, e);
 	/* pid 1 of the new namespaces straight away: clone as fork does,
 	 * the child going on on its copy of this stack (no stack switch:
 	 * nothing for the sanitizers to object to) */
@@ -606,6 +608,19 @@ native_launch(const struct qsb_plan *p, struct qsb_proc *pr,
 	if ((pid = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD,
 	    NULL, NULL, NULL, NULL)) == 0)
 		init_main(&ia);
+	if (pid < 0 && !p->as_root && (errno == EPERM || errno == EINVAL ||
+	    errno == ENOSPC || errno == EUSERS || errno == EACCES)) {
+		/* no user namespace for us: Landlock and seccomp alone,
+		 * and the result says so (native_probe made sure we have
+		 * them) */
+		p->degraded = p->landlock_only = true;
+		snprintf(p->reason, sizeof(p->reason), "user namespaces are "
+		    "unavailable (%s): confined by Landlock and seccomp alone "
+		    "(no mount, pid or network namespace: host processes are "
+		    "visible, protected paths are not enforced)",
+		    strerror(errno));
+		return launch_degraded(p, pr, out, err, rep, sync, e);
+	}
 	if (pid < 0) {
 		qsb_launch_undo(out, err, rep, sync);
 		return qsb_err_sys(e, QSB_E_SANDBOX_UNAVAILABLE,

@@ -35,7 +35,7 @@ none_status(struct qsb_proc *pr, int ws, int *code, int *sig)
 }
 
 static int
-none_launch(const struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
+none_launch(struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
 {
 	int out[2], err[2], rep[2], sync[2];
 	pid_t self = getpid(), pid;

@@ -1229,6 +1229,9 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 	}
 	if (b->launch(p, &pr, e) < 0)
 		goto out;
+	/* the backend may have found less than it was probed for */
+	res->degraded = p->degraded;
+	strlcpy(res->reason, p->reason, sizeof(res->reason));
 	if (cg.dir[0] || cg.dir[1] || cg.dir[2]) {
 		if (qsb_cg_attach(&cg, pr.pid, e) < 0) {
 			tree_signal(&pr, SIGKILL);

@@ -149,7 +149,8 @@ struct qsb_backend_ops {
 	/* 1: usable; 0: not (why says so); degraded: usable with less */
 	int		(*probe)(const struct qsb_plan *, bool *degraded,
 			    char *why, size_t whysz);
-	int		(*launch)(const struct qsb_plan *, struct qsb_proc *,
+	/* may mark the plan degraded when it finds less than probed */
+	int		(*launch)(struct qsb_plan *, struct qsb_proc *,
 			    struct qsb_err *);
 };
 
