@@ -2,6 +2,7 @@
 # helpers that run a command inside and look at the host afterwards.
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # status, output, stderr: set by bats run
+# shellcheck disable=SC2034  # out, err, code: set for the caller
 
 # The combinations every escape case runs under.  bwrap joins when
 # bubblewrap is installed (.ci/run installs it).
