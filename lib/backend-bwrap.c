@@ -352,7 +352,6 @@ bwrap_launch(struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
 	int out[2], err[2], rep[2], sync[2], mark[2] = { -1, -1 };
 	struct bwrap_priv *bp;
 	pid_t self = getpid(), pid;
-	char c;
 
 	if (qsb_launch_common(p, pr, out, err, rep, sync, e) < 0 ||
 	    pipe2(mark, O_CLOEXEC) < 0 ||
@@ -373,26 +372,14 @@ bwrap_launch(struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
 		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "fork");
 	}
 	if (pid == 0) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		if (getppid() != self)
-			_exit(125);
-		qsb_child_signals();
-		close(rep[0]);
-		close(sync[1]);
+		int rfd = qsb_launch_child(p, self, out, err, rep, sync);
 		close(mark[0]);
-		if (out[0] >= 0)
-			close(out[0]);
-		if (err[0] >= 0)
-			close(err[0]);
-		while (read(sync[0], &c, 1) < 0 && errno == EINTR)
-			;
-		close(sync[0]);
-		if (qsb_child_stdio(p, out[1], err[1]) < 0 ||
-		    chdir("/") < 0) {
-			qsb_report(rep[1], QSB_REP_SETUP, errno, 0, "stdio");
+		qsb_child_signals();
+		if (chdir("/") < 0) {
+			qsb_report(rfd, QSB_REP_SETUP, errno, 0, "chdir");
 			_exit(125);
 		}
-		bwrap_child(p, rep[1], mark[1]);
+		bwrap_child(p, rfd, mark[1]);
 	}
 	close(mark[1]);
 	fcntl(mark[0], F_SETFL, O_NONBLOCK);

@@ -38,6 +38,7 @@
 #include "exec.h"
 #include "landlock.h"
 #include "path.h"
+#include "root.h"
 #include "seccomp.h"
 #include "workspace.h"
 
@@ -107,26 +108,6 @@ writefile(const char *path, const char *s)
 }
 
 static int
-mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX], *s;
-
-	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
-		return errno = ENAMETOOLONG, -1;
-	for (s = buf + 1; ; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -1;
-		*s = c;
-		if (c == '\0')
-			return 0;
-	}
-}
-
-static int
 setattr(const char *path, bool recursive, uint64_t set)
 {
 	struct mount_attr a;
@@ -189,7 +170,7 @@ make_dev(struct fail *f)
 	size_t i;
 	int fd;
 
-	if (mkdir_p("/newroot/dev", 0755) < 0)
+	if (qsb_mkdir_p("/newroot/dev", 0755) < 0)
 		return setfail(f, "cannot create", "/dev");
 	if (tmpfs("/newroot/dev", "mode=0755", f) < 0)
 		return -1;
@@ -252,7 +233,7 @@ strict_base(const struct qsb_plan *p, struct fail *f)
 	}
 	/* a resolv.conf that points into /run needs its target */
 	if (p->network && lstat("/oldroot/run/systemd/resolve", &st) == 0 &&
-	    (mkdir_p("/newroot/run/systemd/resolve", 0755) < 0 ||
+	    (qsb_mkdir_p("/newroot/run/systemd/resolve", 0755) < 0 ||
 	    bind("/oldroot/run/systemd/resolve", -1,
 	    "/newroot/run/systemd/resolve", true, MOUNT_ATTR_RDONLY |
 	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, f) < 0))
@@ -276,7 +257,7 @@ compat_base(const struct qsb_plan *p, struct fail *f)
 		if (tmpfs("/newroot/run", "mode=0755", f) < 0)
 			return -1;
 		if (p->network && lstat("/oldroot/run/systemd/resolve",
-		    &st) == 0 && (mkdir_p("/newroot/run/systemd/resolve",
+		    &st) == 0 && (qsb_mkdir_p("/newroot/run/systemd/resolve",
 		    0755) < 0 || bind("/oldroot/run/systemd/resolve", -1,
 		    "/newroot/run/systemd/resolve", true, MOUNT_ATTR_RDONLY |
 		    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, f) < 0))
@@ -340,14 +321,14 @@ build_root(const struct qsb_plan *p, struct fail *f)
 	if ((p->mode == QSB_MODE_STRICT ? strict_base(p, f) :
 	    compat_base(p, f)) < 0)
 		return -1;
-	if (mkdir_p("/newroot/proc", 0755) < 0)
+	if (qsb_mkdir_p("/newroot/proc", 0755) < 0)
 		return setfail(f, "cannot create", "/proc");
 	if (mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV |
 	    MS_NOEXEC, NULL) < 0)
 		return setfail(f, "cannot mount", "/proc");
 	if (make_dev(f) < 0)
 		return -1;
-	if (mkdir_p("/newroot/tmp", 01777) < 0)
+	if (qsb_mkdir_p("/newroot/tmp", 01777) < 0)
 		return setfail(f, "cannot create", "/tmp");
 	if (tmpfs("/newroot/tmp", "mode=1777", f) < 0)
 		return -1;
@@ -360,9 +341,9 @@ build_root(const struct qsb_plan *p, struct fail *f)
 		if (tmpfs(rootdir, "mode=0755", f) < 0)
 			return -1;
 		hidden = true;
-	} else if (mkdir_p(rootdir, 0755) < 0)
+	} else if (qsb_mkdir_p(rootdir, 0755) < 0)
 		return setfail(f, "cannot place the workspace at", rootdir);
-	if (mkdir_p(dst, 0755) < 0)
+	if (qsb_mkdir_p(dst, 0755) < 0)
 		return setfail(f, "cannot create", dst);
 	if (bind(NULL, wsfd, dst, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 	    (p->writable ? 0 : MOUNT_ATTR_RDONLY), f) < 0)
@@ -482,27 +463,6 @@ init_main(void *arg)
 	}
 }
 
-/* Degraded: no namespaces; the child becomes the command under Landlock
- * and seccomp. */
-static __attribute__((noreturn)) void
-degraded_main(const struct qsb_plan *p, int rfd, int syncfd, int outw,
-    int errw, pid_t parent)
-{
-	char c;
-
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != parent)
-		_exit(125);
-	while (read(syncfd, &c, 1) < 0 && errno == EINTR)
-		;
-	close(syncfd);
-	if (qsb_child_stdio(p, outw, errw) < 0) {
-		qsb_report(rfd, QSB_REP_SETUP, errno, 0, "cannot set up stdio");
-		_exit(125);
-	}
-	qsb_exec_child(p, rfd, QSB_CHILD_LANDLOCK);
-}
-
 /* Maps the sandbox user (the caller) to itself in pid's new user
  * namespace; an unprivileged process may map exactly its own ids. */
 static int
@@ -562,15 +522,9 @@ launch_degraded(struct qsb_plan *p, struct qsb_proc *pr, int *out, int *err,
 		qsb_launch_undo(out, err, rep, sync);
 		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "fork");
 	}
-	if (pid == 0) {
-		close(rep[0]);
-		close(sync[1]);
-		if (out[0] >= 0)
-			close(out[0]);
-		if (err[0] >= 0)
-			close(err[0]);
-		degraded_main(p, rep[1], sync[0], out[1], err[1], self);
-	}
+	if (pid == 0)	/* no namespaces: Landlock and seccomp */
+		qsb_exec_child(p, qsb_launch_child(p, self, out, err, rep,
+		    sync), QSB_CHILD_LANDLOCK);
 	qsb_launch_parent(pr, pid, out, err, rep, sync);
 	pr->reaper = true;
 	pr->priv = &priv_degraded;

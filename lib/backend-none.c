@@ -39,7 +39,7 @@ none_launch(struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
 {
 	int out[2], err[2], rep[2], sync[2];
 	pid_t self = getpid(), pid;
-	char c, msg[240];
+	char msg[240];
 
 	if (qsb_launch_common(p, pr, out, err, rep, sync, e) < 0) {
 		qsb_launch_undo(out, err, rep, sync);
@@ -55,27 +55,12 @@ none_launch(struct qsb_plan *p, struct qsb_proc *pr, struct qsb_err *e)
 		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "fork");
 	}
 	if (pid == 0) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		if (getppid() != self)
-			_exit(125);
-		close(rep[0]);
-		close(sync[1]);
-		if (out[0] >= 0)
-			close(out[0]);
-		if (err[0] >= 0)
-			close(err[0]);
-		while (read(sync[0], &c, 1) < 0 && errno == EINTR)
-			;
-		close(sync[0]);
-		if (qsb_child_stdio(p, out[1], err[1]) < 0) {
-			qsb_report(rep[1], QSB_REP_SETUP, errno, 0, "stdio");
-			_exit(125);
-		}
+		int rfd = qsb_launch_child(p, self, out, err, rep, sync);
 		if (p->as_root && qsb_root_view(p, msg, sizeof(msg)) < 0) {
-			qsb_report(rep[1], QSB_REP_SETUP, errno, 0, msg);
+			qsb_report(rfd, QSB_REP_SETUP, errno, 0, msg);
 			_exit(125);
 		}
-		qsb_exec_child(p, rep[1], QSB_CHILD_BARE);
+		qsb_exec_child(p, rfd, QSB_CHILD_BARE);
 	}
 	qsb_launch_parent(pr, pid, out, err, rep, sync);
 	pr->reaper = true;

@@ -16,7 +16,7 @@
 #define QSB_VERSION "0.0.0"
 #endif
 
-struct qsb_cli qsb_cli = { "qsb", "", false, 0, NULL, NULL };
+struct qsb_cli qsb_cli = { "qsb", "", false, 0, NULL, NULL, 0 };
 
 void
 qsb_cli_init(const char *prog, const char *synopsis)
@@ -52,17 +52,7 @@ qsb_cli_diag(const struct qsb_err *e)
 		return;
 	}
 	qsb_jw_init(&w, 0);
-	qsb_jw_obj(&w);
-	qsb_jw_key(&w, "error");
-	qsb_jw_obj(&w);
-	qsb_jw_key(&w, "code");
-	qsb_jw_str(&w, qsb_code_name(e->code));
-	qsb_jw_key(&w, "message");
-	qsb_jw_str(&w, e->msg);
-	qsb_jw_key(&w, "sessionId");
-	qsb_jw_str(&w, qsb_cli.session);
-	qsb_jw_obj_end(&w);
-	qsb_jw_obj_end(&w);
+	qsb_cli_err_json(&w, e, qsb_cli.session);
 	if (qsb_jw_finish(&w) == 0)
 		(void)qsb_write_all(STDERR_FILENO, w.buf, w.len);
 	else
@@ -72,11 +62,41 @@ qsb_cli_diag(const struct qsb_err *e)
 }
 
 void
+qsb_cli_err_json(struct qsb_jw *w, const struct qsb_err *e,
+    const char *session)
+{
+	qsb_jw_obj(w);
+	qsb_jw_key(w, "error");
+	qsb_jw_obj(w);
+	qsb_jw_key(w, "code");
+	qsb_jw_str(w, qsb_code_name(e->code));
+	qsb_jw_key(w, "message");
+	qsb_jw_str(w, e->msg);
+	qsb_jw_key(w, "sessionId");
+	qsb_jw_str(w, session);
+	qsb_jw_obj_end(w);
+	qsb_jw_obj_end(w);
+}
+
+void
 qsb_cli_fail(const struct qsb_err *e)
 {
 	qsb_cli_diag(e);
 	fflush(stdout);
-	exit(qsb_code_exit(e->code));
+	exit(qsb_cli.fail_exit ? qsb_cli.fail_exit : qsb_code_exit(e->code));
+}
+
+int
+qsb_cli_enum(const char *opt, const char *val, const char *const *names,
+    const char *want)
+{
+	size_t i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if (strcmp(names[i], val) == 0)
+			return (int)i;
+	qsb_cli_die(QSB_E_CONFIG_INVALID, "%s: invalid value '%s' (%s)", opt,
+	    val, want);
 }
 
 void

@@ -20,6 +20,8 @@ struct qsb_cli {
 	int		 pretty;
 	const char	*root;		/* --root */
 	const char	*session;	/* for sessionId in JSON errors */
+	int		 fail_exit;	/* non-zero: the status of every failure
+					 * (qsb-exec: 125) instead of the code's */
 };
 
 extern struct qsb_cli qsb_cli;
@@ -33,6 +35,13 @@ __attribute__((noreturn)) void qsb_cli_fail(const struct qsb_err *);
 /* Like qsb_cli_fail with a message built here. */
 __attribute__((noreturn, format(printf, 2, 3)))
 void	 qsb_cli_die(enum qsb_code, const char *fmt, ...);
+/* {"error":{"code":...,"message":...,"sessionId":...}} */
+void	 qsb_cli_err_json(struct qsb_jw *, const struct qsb_err *,
+	    const char *session);
+/* The index of val in names (NULL-terminated), or CONFIG_INVALID naming
+ * the option and what it wants. */
+int	 qsb_cli_enum(const char *opt, const char *val,
+	    const char *const *names, const char *want);
 /* USAGE: message, the synopsis and a hint; exit 2. */
 __attribute__((noreturn, format(printf, 1, 2)))
 void	 qsb_cli_usage(const char *fmt, ...);

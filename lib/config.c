@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "root.h"
 #include "state.h"
+#include "strv.h"
 
 const char *const qsb_backend_names[] = {
 	"auto", "native", "bwrap", "firejail", "docker", "none", NULL
@@ -254,29 +255,11 @@ strlist(const struct qsb_json *j, int obj, const char *key, char ***out,
 static char **
 dup_list(const char *const *src)
 {
-	size_t n, i;
-	char **l;
+	struct qsb_strv l = { NULL, 0, 0, false };
 
-	for (n = 0; src[n]; n++)
-		;
-	if ((l = calloc(n + 1, sizeof(*l))) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if ((l[i] = strdup(src[i])) == NULL)
-			return NULL;	/* leak on ENOMEM; the caller exits */
-	return l;
-}
-
-static void
-free_list(char **l)
-{
-	size_t i;
-
-	if (l == NULL)
-		return;
-	for (i = 0; l[i]; i++)
-		free(l[i]);
-	free(l);
+	for (; *src; src++)
+		qsb_strv_add(&l, *src);
+	return qsb_strv_done(&l);
 }
 
 static int
@@ -428,8 +411,8 @@ qsb_config_free(struct qsb_config *c)
 {
 	if (c == NULL)
 		return;
-	free_list(c->protected_paths);
-	free_list(c->hidden_paths);
+	qsb_strv_free(c->protected_paths);
+	qsb_strv_free(c->hidden_paths);
 	free(c->docker_image);
 	c->protected_paths = c->hidden_paths = NULL;
 	c->docker_image = NULL;

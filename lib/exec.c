@@ -37,6 +37,7 @@
 #include "root.h"
 #include "seccomp.h"
 #include "state.h"
+#include "strv.h"
 #include "workspace.h"
 
 extern char **environ;
@@ -86,35 +87,6 @@ qsb_signame(int sig)
 
 /* --- the plan ------------------------------------------------------------ */
 
-struct strv {
-	char	**v;
-	size_t	  n, cap;
-	int	  nomem;
-};
-
-static void
-sv_add(struct strv *s, char *owned)
-{
-	char **nv;
-
-	if (owned == NULL) {
-		s->nomem = 1;
-		return;
-	}
-	if (s->n + 1 >= s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 32;
-		if ((nv = reallocarray(s->v, ncap, sizeof(*nv))) == NULL) {
-			free(owned);
-			s->nomem = 1;
-			return;
-		}
-		s->v = nv;
-		s->cap = ncap;
-	}
-	s->v[s->n++] = owned;
-	s->v[s->n] = NULL;
-}
-
 static char *
 fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static char *
@@ -130,21 +102,9 @@ fmt(const char *f, ...)
 	return s;
 }
 
-static void
-strv_free(char **v)
-{
-	size_t i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Sets NAME=VALUE in s, replacing an earlier NAME. */
 static void
-env_set(struct strv *s, const char *name, const char *value)
+env_set(struct qsb_strv *s, const char *name, const char *value)
 {
 	size_t i, l = strlen(name);
 
@@ -152,10 +112,10 @@ env_set(struct strv *s, const char *name, const char *value)
 		if (strncmp(s->v[i], name, l) == 0 && s->v[i][l] == '=') {
 			free(s->v[i]);
 			if ((s->v[i] = fmt("%s=%s", name, value)) == NULL)
-				s->nomem = 1;
+				s->nomem = true;
 			return;
 		}
-	sv_add(s, fmt("%s=%s", name, value));
+	qsb_strv_take(s, fmt("%s=%s", name, value));
 }
 
 static bool
@@ -298,7 +258,7 @@ pick_backend(const struct qsb_config *cfg, struct qsb_plan *p, int want,
 
 /* Hidden credential stores that exist, as absolute paths. */
 static void
-hidden_paths(const struct qsb_config *cfg, struct strv *out)
+hidden_paths(const struct qsb_config *cfg, struct qsb_strv *out)
 {
 	const char *homes[2] = { NULL, NULL };
 	struct passwd *pw;
@@ -315,7 +275,7 @@ hidden_paths(const struct qsb_config *cfg, struct strv *out)
 		const char *hp = cfg->hidden_paths[i];
 		if (hp[0] == '/') {
 			if (lstat(hp, &st) == 0)
-				sv_add(out, strdup(hp));
+				qsb_strv_take(out, strdup(hp));
 			continue;
 		}
 		for (k = 0; k < 2; k++) {
@@ -324,7 +284,7 @@ hidden_paths(const struct qsb_config *cfg, struct strv *out)
 			char *full = fmt("%s/%s", homes[k], hp);
 			if (full && lstat(full, &st) == 0 &&
 			    !S_ISLNK(st.st_mode))
-				sv_add(out, full);
+				qsb_strv_take(out, full);
 			else
 				free(full);
 		}
@@ -366,8 +326,8 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
     const struct qsb_ws *ws, const struct qsb_exec_req *q,
     struct qsb_plan *p, struct qsb_err *e)
 {
-	struct strv env = { NULL, 0, 0, 0 }, sec = { NULL, 0, 0, 0 };
-	struct strv argv = { NULL, 0, 0, 0 }, hid = { NULL, 0, 0, 0 };
+	struct qsb_strv env = { NULL, 0, 0, 0 }, sec = { NULL, 0, 0, 0 };
+	struct qsb_strv argv = { NULL, 0, 0, 0 }, hid = { NULL, 0, 0, 0 };
 	char rel[PATH_MAX], *projects = NULL;
 	static const char *const pass[] = { "TERM", "COLORTERM", "LANG",
 	    "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", NULL };
@@ -482,11 +442,10 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 	free(projects);
 	if (p->backend != QSB_BK_NONE && p->mode == QSB_MODE_COMPAT)
 		hidden_paths(cfg, &hid);
-	sv_add(&hid, NULL);	/* a NULL-terminated vector even if empty */
-	hid.nomem = 0;
-	if (hid.v == NULL && (hid.v = calloc(1, sizeof(char *))) == NULL)
-		hid.nomem = 1;
-	p->hidden = hid.v;
+	if ((p->hidden = qsb_strv_done(&hid)) == NULL) {
+		qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "out of memory");
+		goto fail;
+	}
 
 	/* the environment: a known list, then --env, then secrets */
 	env_set(&env, "PATH", "");
@@ -496,15 +455,15 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 	env_set(&env, "HOME", "");
 	free(env.v[1]);
 	env.v[1] = fmt("HOME=%s/home", ws->root_path);
-	sv_add(&env, fmt("TMPDIR=%s/tmp", ws->root_path));
+	qsb_strv_take(&env, fmt("TMPDIR=%s/tmp", ws->root_path));
 	pw = getpwuid(p->uid);
-	sv_add(&env, fmt("USER=%s", pw ? pw->pw_name : "qsb"));
-	sv_add(&env, fmt("LOGNAME=%s", pw ? pw->pw_name : "qsb"));
-	sv_add(&env, strdup("SHELL=/bin/sh"));
-	sv_add(&env, fmt("XDG_CACHE_HOME=%s/cache", ws->root_path));
-	sv_add(&env, fmt("npm_config_cache=%s/cache/npm", ws->root_path));
-	sv_add(&env, fmt("PIP_CACHE_DIR=%s/cache/pip", ws->root_path));
-	sv_add(&env, fmt("QSB_SESSION=%s", ws->id));
+	qsb_strv_take(&env, fmt("USER=%s", pw ? pw->pw_name : "qsb"));
+	qsb_strv_take(&env, fmt("LOGNAME=%s", pw ? pw->pw_name : "qsb"));
+	qsb_strv_take(&env, strdup("SHELL=/bin/sh"));
+	qsb_strv_take(&env, fmt("XDG_CACHE_HOME=%s/cache", ws->root_path));
+	qsb_strv_take(&env, fmt("npm_config_cache=%s/cache/npm", ws->root_path));
+	qsb_strv_take(&env, fmt("PIP_CACHE_DIR=%s/cache/pip", ws->root_path));
+	qsb_strv_take(&env, fmt("QSB_SESSION=%s", ws->id));
 	for (i = 0; pass[i]; i++)
 		if ((v = getenv(pass[i])) != NULL)
 			env_set(&env, pass[i], v);
@@ -544,12 +503,12 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 			env_set(&env, name, v);
 		}
 		if (*v != '\0')
-			sv_add(&sec, strdup(v));
+			qsb_strv_take(&sec, strdup(v));
 	}
-	if (sec.v == NULL && (sec.v = calloc(1, sizeof(char *))) == NULL)
-		sec.nomem = 1;
+	if (qsb_strv_done(&sec) == NULL)
+		sec.nomem = true;
 	for (i = 0; q->argv[i]; i++)
-		sv_add(&argv, strdup(q->argv[i]));
+		qsb_strv_take(&argv, strdup(q->argv[i]));
 	if (env.nomem || sec.nomem || argv.nomem || hid.nomem ||
 	    p->cwd == NULL) {
 		qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "out of memory");
@@ -560,9 +519,9 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 	p->argv = argv.v;
 	return 0;
 fail:
-	strv_free(env.v);
-	strv_free(sec.v);
-	strv_free(argv.v);
+	qsb_strv_free(env.v);
+	qsb_strv_free(sec.v);
+	qsb_strv_free(argv.v);
 	qsb_plan_free(p);
 	return -1;
 }
@@ -571,16 +530,16 @@ void
 qsb_plan_free(struct qsb_plan *p)
 {
 	free(p->cwd);
-	strv_free(p->argv);
-	strv_free(p->envp);
+	qsb_strv_free(p->argv);
+	qsb_strv_free(p->envp);
 	if (p->secret_values) {
 		for (size_t i = 0; p->secret_values[i]; i++)
 			explicit_bzero(p->secret_values[i],
 			    strlen(p->secret_values[i]));
 	}
-	strv_free(p->secret_values);
+	qsb_strv_free(p->secret_values);
 	qsb_protect_free(p->protected);
-	strv_free(p->hidden);
+	qsb_strv_free(p->hidden);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -688,7 +647,7 @@ landlock_rules(const struct qsb_plan *p, bool in_mountns, struct qsb_err *e)
 	static const char *const devw[] = { "/dev/null", "/dev/zero",
 	    "/dev/full", "/dev/tty", "/dev/pts", "/dev/shm", "/dev/ptmx",
 	    NULL };
-	struct strv excl = { NULL, 0, 0, 0 };
+	struct qsb_strv excl = { NULL, 0, 0, 0 };
 	struct qsb_ll ll;
 	size_t i;
 	int rc = -1;
@@ -713,9 +672,9 @@ landlock_rules(const struct qsb_plan *p, bool in_mountns, struct qsb_err *e)
 				goto out;
 	} else {
 		/* everything but the qsb root and the credential stores */
-		sv_add(&excl, strdup(p->state_root));
+		qsb_strv_take(&excl, strdup(p->state_root));
 		for (i = 0; p->hidden[i]; i++)
-			sv_add(&excl, strdup(p->hidden[i]));
+			qsb_strv_take(&excl, strdup(p->hidden[i]));
 		if (excl.nomem) {
 			qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "landlock");
 			goto out;
@@ -733,7 +692,7 @@ landlock_rules(const struct qsb_plan *p, bool in_mountns, struct qsb_err *e)
 		goto out;
 	rc = qsb_ll_enforce(&ll, e);
 out:
-	strv_free(excl.v);
+	qsb_strv_free(excl.v);
 	qsb_ll_close(&ll);
 	return rc;
 }
@@ -969,6 +928,35 @@ qsb_launch_parent(struct qsb_proc *pr, pid_t pid, int *out, int *err,
 	pr->errfd = err[0];
 	pr->reportfd = rep[0];
 	pr->syncfd = sync[1];
+}
+
+int
+qsb_launch_child(const struct qsb_plan *p, pid_t parent, int *out, int *err,
+    int *rep, int *sync)
+{
+	ssize_t n;
+	char c;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(125);
+	close(rep[0]);
+	close(sync[1]);
+	if (out[0] >= 0)
+		close(out[0]);
+	if (err[0] >= 0)
+		close(err[0]);
+	while ((n = read(sync[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(125);	/* qsb-exec is gone */
+	close(sync[0]);
+	if (qsb_child_stdio(p, out[1], err[1]) < 0) {
+		qsb_report(rep[1], QSB_REP_SETUP, errno, 0,
+		    "cannot set up stdio");
+		_exit(125);
+	}
+	return rep[1];
 }
 
 void
@@ -1528,13 +1516,15 @@ qsb_cmdline(char *const *argv)
 
 void
 qsb_exec_result_write(struct qsb_jw *w, const struct qsb_plan *p,
-    const struct qsb_exec_result *r)
+    const struct qsb_exec_result *r, bool with_output)
 {
 	qsb_jw_obj(w);
-	qsb_jw_key(w, "stdout");
-	qsb_jw_strn(w, r->out ? r->out : "", r->outlen);
-	qsb_jw_key(w, "stderr");
-	qsb_jw_strn(w, r->err ? r->err : "", r->errlen);
+	if (with_output) {
+		qsb_jw_key(w, "stdout");
+		qsb_jw_strn(w, r->out ? r->out : "", r->outlen);
+		qsb_jw_key(w, "stderr");
+		qsb_jw_strn(w, r->err ? r->err : "", r->errlen);
+	}
 	qsb_jw_key(w, "exitCode");
 	qsb_jw_int(w, r->exit_code);
 	qsb_jw_key(w, "timedOut");

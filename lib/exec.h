@@ -111,9 +111,9 @@ void	 qsb_plan_free(struct qsb_plan *);
 int	 qsb_exec_run(struct qsb_plan *, struct qsb_exec_result *,
 	    struct qsb_err *);
 void	 qsb_exec_result_free(struct qsb_exec_result *);
-/* The ExecuteResult object. */
+/* The ExecuteResult object (without stdout and stderr for the log). */
 void	 qsb_exec_result_write(struct qsb_jw *, const struct qsb_plan *,
-	    const struct qsb_exec_result *);
+	    const struct qsb_exec_result *, bool with_output);
 /* Replaces every secret value in buf with [REDACTED] (and a secret's tail
  * at the very start when the front was cut); returns a new buffer. */
 char	*qsb_redact(const char *buf, size_t len, char *const *secrets,
@@ -178,6 +178,11 @@ int	 qsb_launch_common(const struct qsb_plan *, struct qsb_proc *,
 void	 qsb_launch_parent(struct qsb_proc *, pid_t, int *out, int *err,
 	    int *rep, int *sync);
 void	 qsb_launch_undo(int *out, int *err, int *rep, int *sync);
+/* In the launched child: dies with qsb-exec (parent), keeps only its ends
+ * of the pipes, waits for the go byte, sets up stdio; returns the report
+ * descriptor (or exits 125). */
+int	 qsb_launch_child(const struct qsb_plan *, pid_t parent, int *out,
+	    int *err, int *rep, int *sync);
 /* As root the command runs as the sandbox user, who cannot walk to the
  * qsb root (0700, ours): in a private mount namespace the qsb root is
  * covered by a tmpfs holding only the path to this workspace, bound there.

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "protect.h"
+#include "strv.h"
 
 /* Matches pattern components against path components. */
 static bool
@@ -55,40 +56,10 @@ qsb_glob_match(const char *pattern, const char *path)
 	return match(pattern, path);
 }
 
-struct list {
-	char	**v;
-	size_t	  n, cap;
-};
-
-static int
-add(struct list *l, const char *s)
-{
-	char **nv;
-
-	if (l->n + 1 >= l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 16;
-		if ((nv = reallocarray(l->v, ncap, sizeof(*nv))) == NULL)
-			return -1;
-		l->v = nv;
-		l->cap = ncap;
-	}
-	if ((l->v[l->n] = strdup(s)) == NULL)
-		return -1;
-	l->n++;
-	l->v[l->n] = NULL;
-	return 0;
-}
-
 void
 qsb_protect_free(char **v)
 {
-	size_t i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i]; i++)
-		free(v[i]);
-	free(v);
+	qsb_strv_free(v);
 }
 
 static bool
@@ -105,7 +76,7 @@ any_match(char *const *patterns, const char *rel)
 int
 qsb_protect_find(int rootfd, char *const *patterns, char ***out, size_t *np)
 {
-	struct list found = { NULL, 0, 0 }, queue = { NULL, 0, 0 };
+	struct qsb_strv found = { NULL, 0, 0, false }, queue = { NULL, 0, 0, false };
 	char rel[PATH_MAX], *dir;
 	struct dirent *de;
 	struct stat st;
@@ -113,9 +84,9 @@ qsb_protect_find(int rootfd, char *const *patterns, char ***out, size_t *np)
 	int dfd, depth;
 	DIR *d;
 
-	if (add(&queue, "") < 0)
-		goto nomem;
-	while (head < queue.n && visited < QSB_PROTECT_MAXVISIT) {
+	qsb_strv_add(&queue, "");
+	while (!queue.nomem && head < queue.n &&
+	    visited < QSB_PROTECT_MAXVISIT) {
 		dir = queue.v[head++];
 		depth = 0;
 		for (const char *p = dir; *p; p++)
@@ -146,30 +117,21 @@ qsb_protect_find(int rootfd, char *const *patterns, char ***out, size_t *np)
 				continue;
 			if ((S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) &&
 			    any_match(patterns, rel)) {
-				if (add(&found, rel) < 0) {
-					closedir(d);
-					goto nomem;
-				}
+				qsb_strv_add(&found, rel);
 				continue;	/* all of it is protected */
 			}
 			if (S_ISDIR(st.st_mode) && !in_git &&
 			    depth + 1 < QSB_PROTECT_MAXDEPTH &&
-			    strcmp(de->d_name, "node_modules") != 0 &&
-			    add(&queue, rel) < 0) {
-				closedir(d);
-				goto nomem;
-			}
+			    strcmp(de->d_name, "node_modules") != 0)
+				qsb_strv_add(&queue, rel);
 		}
 		closedir(d);
 	}
-	qsb_protect_free(queue.v);
-	if (found.v == NULL && (found.v = calloc(1, sizeof(char *))) == NULL)
-		return -1;
-	*out = found.v;
+	if (queue.nomem)
+		found.nomem = true;
+	qsb_strv_free(queue.v);
+	if ((*out = qsb_strv_done(&found)) == NULL)
+		return errno = ENOMEM, -1;
 	*np = found.n;
 	return 0;
-nomem:
-	qsb_protect_free(queue.v);
-	qsb_protect_free(found.v);
-	return errno = ENOMEM, -1;
 }

@@ -23,6 +23,7 @@
 #include "parse.h"
 #include "root.h"
 #include "state.h"
+#include "strv.h"
 #include "workspace.h"
 
 #define EXIT_OWN	125	/* qsb-exec itself failed */
@@ -89,55 +90,13 @@ static const struct option opts[] = {
 static struct qsb_root root;
 static struct qsb_config cfg;
 
-/* qsb-exec's own failures all exit 125; the diagnostic names the code. */
-static __attribute__((noreturn)) void
-fail(const struct qsb_err *e)
-{
-	qsb_cli_diag(e);
-	fflush(stdout);
-	exit(EXIT_OWN);
-}
-
-static __attribute__((noreturn, format(printf, 2, 3))) void
-die(enum qsb_code code, const char *f, ...)
-{
-	struct qsb_err e;
-	va_list ap;
-
-	va_start(ap, f);
-	qsb_err_vset(&e, code, f, ap);
-	va_end(ap);
-	fail(&e);
-}
-
-struct strlist {
-	char	**v;
-	size_t	  n;
-};
-
+/* qsb_strv_add, and out of memory is the end */
 static void
-push(struct strlist *l, const char *s)
+push(struct qsb_strv *l, const char *s)
 {
-	char **nv;
-
-	if ((nv = reallocarray(l->v, l->n + 2, sizeof(*nv))) == NULL)
-		die(QSB_E_EXECUTION_FAILED, "out of memory");
-	l->v = nv;
-	if ((l->v[l->n] = strdup(s)) == NULL)
-		die(QSB_E_EXECUTION_FAILED, "out of memory");
-	l->v[++l->n] = NULL;
-}
-
-static void
-freelist(struct strlist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	l->v = NULL;
-	l->n = 0;
+	qsb_strv_add(l, s);
+	if (l->nomem)
+		qsb_cli_die(QSB_E_EXECUTION_FAILED, "out of memory");
 }
 
 /* Records the end of a run in the workspace (lastAccessedAt,
@@ -213,24 +172,7 @@ event_end(const struct qsb_plan *p, const struct qsb_exec_result *r,
 		/* the result without its output: the log stays small and
 		 * holds nothing the command printed */
 		qsb_jw_key(&w, "result");
-		qsb_jw_obj(&w);
-		qsb_jw_key(&w, "exitCode");
-		qsb_jw_int(&w, r->exit_code);
-		qsb_jw_key(&w, "timedOut");
-		qsb_jw_bool(&w, r->timed_out);
-		qsb_jw_key(&w, "duration");
-		qsb_jw_int(&w, r->duration_ms);
-		qsb_jw_key(&w, "signal");
-		qsb_jw_str(&w, r->signal ? qsb_signame(r->signal) : NULL);
-		qsb_jw_key(&w, "truncated");
-		qsb_jw_bool(&w, r->out_truncated || r->err_truncated);
-		qsb_jw_key(&w, "backend");
-		qsb_jw_str(&w, qsb_backend_names[p->backend]);
-		qsb_jw_key(&w, "mode");
-		qsb_jw_str(&w, qsb_mode_names[p->mode]);
-		qsb_jw_key(&w, "degraded");
-		qsb_jw_bool(&w, r->degraded);
-		qsb_jw_obj_end(&w);
+		qsb_exec_result_write(&w, p, r, false);
 	}
 	qsb_jw_obj_end(&w);
 	if (qsb_jw_finish(&w) == 0)
@@ -293,30 +235,18 @@ run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
 	status = r.exit_code;
 	event_end(&p, &r, NULL, id);
 	if (p.stdio == QSB_STDIO_PIPE)
-		qsb_exec_result_write(out, &p, &r);
+		qsb_exec_result_write(out, &p, &r, true);
 	qsb_exec_result_free(&r);
 	qsb_plan_free(&p);
 	qsb_ws_free(&w);
 	return status;
 }
 
-static int
-enum_opt(const char *opt, const char *val, const char *const *names,
-    const char *want)
-{
-	int i = qsb_enum_lookup(names, val);
-
-	if (i < 0)
-		die(QSB_E_CONFIG_INVALID, "%s: invalid value '%s' (%s)", opt,
-		    val, want);
-	return i;
-}
-
 /* --- --json: requests on stdin ----------------------------------------- */
 
 static int
 json_options(const struct qsb_json *j, int o, struct qsb_exec_req *q,
-    struct strlist *env, struct strlist *sec, char **cwd, struct qsb_err *e)
+    struct qsb_strv *env, struct qsb_strv *sec, char **cwd, struct qsb_err *e)
 {
 	static const char *const keys[] = { "cwd", "env", "timeout",
 	    "maxMemory", "stdio", "permissionLevel", "outputLimit", "mode",
@@ -434,17 +364,7 @@ emit_error_line(const struct qsb_err *e, const char *session)
 	struct qsb_jw w;
 
 	qsb_jw_init(&w, 0);
-	qsb_jw_obj(&w);
-	qsb_jw_key(&w, "error");
-	qsb_jw_obj(&w);
-	qsb_jw_key(&w, "code");
-	qsb_jw_str(&w, qsb_code_name(e->code));
-	qsb_jw_key(&w, "message");
-	qsb_jw_str(&w, e->msg);
-	qsb_jw_key(&w, "sessionId");
-	qsb_jw_str(&w, session);
-	qsb_jw_obj_end(&w);
-	qsb_jw_obj_end(&w);
+	qsb_cli_err_json(&w, e, session);
 	qsb_cli_emit(&w);
 	fflush(stdout);
 }
@@ -456,7 +376,7 @@ json_request(const char *line, size_t len, const struct qsb_exec_req *base)
 {
 	static const char *const keys[] = { "sessionId", "command", "args",
 	    "options", NULL };
-	struct strlist argv = { NULL, 0 }, env = { NULL, 0 }, sec = { NULL, 0 };
+	struct qsb_strv argv = { NULL, 0, 0, false }, env = { NULL, 0, 0, false }, sec = { NULL, 0, 0, false };
 	struct qsb_exec_req q = *base;
 	struct qsb_json j;
 	struct qsb_err e;
@@ -526,9 +446,9 @@ bad:
 	emit_error_line(&e, id);
 out:
 	qsb_json_free(&j);
-	freelist(&argv);
-	freelist(&env);
-	freelist(&sec);
+	qsb_strv_free(argv.v);
+	qsb_strv_free(env.v);
+	qsb_strv_free(sec.v);
 	free(id);
 	free(cmd);
 	free(cwd);
@@ -558,7 +478,7 @@ json_loop(const struct qsb_exec_req *base)
 int
 main(int argc, char *argv[])
 {
-	struct strlist env = { NULL, 0 }, sec = { NULL, 0 };
+	struct qsb_strv env = { NULL, 0, 0, false }, sec = { NULL, 0, 0, false };
 	struct qsb_exec_req q;
 	struct qsb_err e;
 	struct qsb_jw w;
@@ -568,6 +488,7 @@ main(int argc, char *argv[])
 	int opt, status;
 
 	qsb_cli_init("qsb-exec", synopsis);
+	qsb_cli.fail_exit = EXIT_OWN;	/* as timeout(1): 125 is ours */
 	signal(SIGPIPE, SIG_IGN);
 	memset(&q, 0, sizeof(q));
 	q.mode = q.backend = q.network = q.level = -1;
@@ -589,14 +510,14 @@ main(int argc, char *argv[])
 		case 'm':
 			if (qsb_parse_size(optarg, &q.max_memory) < 0 ||
 			    q.max_memory < (1 << 20))
-				die(QSB_E_CONFIG_INVALID, "--max-memory: "
+				qsb_cli_die(QSB_E_CONFIG_INVALID, "--max-memory: "
 				    "invalid value '%s' (a size of at least "
 				    "1m)", optarg);
 			break;
 		case 't':
 			if (qsb_parse_duration(optarg, &q.timeout_ms) < 0 ||
 			    q.timeout_ms == 0)
-				die(QSB_E_CONFIG_INVALID, "--timeout: invalid "
+				qsb_cli_die(QSB_E_CONFIG_INVALID, "--timeout: invalid "
 				    "value '%s' (a duration such as 30s)",
 				    optarg);
 			break;
@@ -604,7 +525,7 @@ main(int argc, char *argv[])
 			qsb_cli_version();
 			break;
 		case O_BACKEND:
-			q.backend = enum_opt("--backend", optarg,
+			q.backend = qsb_cli_enum("--backend", optarg,
 			    qsb_backend_names, "auto, native, bwrap, firejail, "
 			    "docker or none");
 			break;
@@ -617,11 +538,11 @@ main(int argc, char *argv[])
 		case O_LEVEL:
 			q.level = (int)strtonum(optarg, 0, 3, &errstr);
 			if (errstr != NULL)
-				die(QSB_E_CONFIG_INVALID, "--permission-level: "
+				qsb_cli_die(QSB_E_CONFIG_INVALID, "--permission-level: "
 				    "invalid value '%s' (0 to 3)", optarg);
 			break;
 		case O_MODE:
-			q.mode = enum_opt("--mode", optarg, qsb_mode_names,
+			q.mode = qsb_cli_enum("--mode", optarg, qsb_mode_names,
 			    "strict, compat or permissive");
 			break;
 		case O_NETWORK:
@@ -633,7 +554,7 @@ main(int argc, char *argv[])
 		case O_OUTLIMIT:
 			if (qsb_parse_size(optarg, &v) < 0 ||
 			    v > QSB_OUTPUT_LIMIT_MAX)
-				die(QSB_E_CONFIG_INVALID, "--output-limit: "
+				qsb_cli_die(QSB_E_CONFIG_INVALID, "--output-limit: "
 				    "invalid value '%s' (bytes, at most 1g)",
 				    optarg);
 			q.output_limit = (size_t)v;
@@ -648,7 +569,7 @@ main(int argc, char *argv[])
 			push(&sec, optarg);
 			break;
 		case O_STDIO:
-			q.stdio = enum_opt("--stdio", optarg,
+			q.stdio = qsb_cli_enum("--stdio", optarg,
 			    (const char *const[]){ "pipe", "inherit", NULL },
 			    "pipe or inherit");
 			break;
@@ -678,28 +599,28 @@ main(int argc, char *argv[])
 	}
 	if (qsb_root_open(&root, qsb_cli.root, &e) < 0 ||
 	    qsb_config_load(&root, &cfg, &e) < 0)
-		fail(&e);
+		qsb_cli_fail(&e);
 	if (json)
 		status = json_loop(&q);
 	else {
 		qsb_jw_init(&w, qsb_cli.pretty);
 		if ((status = run_one(argv[optind], &q, &w, &e)) < 0) {
 			qsb_jw_free(&w);
-			fail(&e);
+			qsb_cli_fail(&e);
 		}
 		if (q.stdio == QSB_STDIO_PIPE)
 			qsb_cli_emit(&w);
 		else
 			qsb_jw_free(&w);
 	}
-	freelist(&env);
-	freelist(&sec);
+	qsb_strv_free(env.v);
+	qsb_strv_free(sec.v);
 	qsb_config_free(&cfg);
 	qsb_root_close(&root);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		qsb_err_sys(&e, QSB_E_FILE_WRITE_FAILED,
 		    "cannot write to standard output");
-		fail(&e);
+		qsb_cli_fail(&e);
 	}
 	return status;
 }

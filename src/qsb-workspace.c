@@ -155,17 +155,6 @@ duration_arg(const char *opt, const char *val)
 	return v;
 }
 
-static int
-enum_arg(const char *opt, const char *val, const char *const *names,
-    const char *want)
-{
-	int i = qsb_enum_lookup(names, val);
-
-	if (i < 0)
-		bad_value(opt, val, want);
-	return i;
-}
-
 static void
 print_ws(const struct qsb_ws *w)
 {
@@ -207,7 +196,7 @@ cmd_create(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case O_BACKEND:
-			backend = enum_arg("--backend", optarg,
+			backend = qsb_cli_enum("--backend", optarg,
 			    qsb_backend_names, "expected auto, native, bwrap, "
 			    "firejail, docker or none");
 			break;
@@ -229,7 +218,7 @@ cmd_create(int argc, char **argv)
 			fl.has_memory = true;
 			break;
 		case O_MODE:
-			fl.mode = enum_arg("--mode", optarg, qsb_mode_names,
+			fl.mode = qsb_cli_enum("--mode", optarg, qsb_mode_names,
 			    "expected strict, compat or permissive");
 			fl.has_mode = true;
 			break;
@@ -243,7 +232,7 @@ cmd_create(int argc, char **argv)
 			preserve = true;
 			break;
 		case O_RETENTION:
-			retmode = enum_arg("--retention", optarg,
+			retmode = qsb_cli_enum("--retention", optarg,
 			    qsb_retmode_names,
 			    "expected always, timeout or manual");
 			break;
@@ -572,7 +561,7 @@ cmd_retention(int argc, char **argv)
 			set.has_max_workspaces = true;
 			break;
 		case O_MODE:
-			set.mode = enum_arg("--mode", optarg,
+			set.mode = qsb_cli_enum("--mode", optarg,
 			    qsb_retmode_names,
 			    "expected always, timeout or manual");
 			set.has_mode = true;

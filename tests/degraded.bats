@@ -21,6 +21,7 @@ setup_file() {
 
 setup() {
 	load helpers/common
+	load helpers/sandbox
 	export QSB_ROOT="$BATS_FILE_TMPDIR/root"
 	[ "$(id -u)" -ne 0 ] || skip "root never lacks namespaces; tests/run runs this file as an unprivileged user"
 	command -v bwrap >/dev/null || skip "needs bubblewrap to take user namespaces away"
@@ -81,20 +82,10 @@ dx() {
 }
 
 @test "degraded: no TCP with network off; the host listener sees nothing" {
-	local log=$BATS_TEST_TMPDIR/acc
-	: >"$log"
-	python3 -c '
-import socket, sys
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-open(sys.argv[1] + ".port", "w").write(str(s.getsockname()[1]))
-while True:
-    c, a = s.accept(); open(sys.argv[1], "a").write("accepted\n"); c.close()
-' "$log" >/dev/null 2>&1 3>&- &
-	BGPIDS=$!
-	for _ in $(seq 100); do [ -s "$log.port" ] && break; sleep 0.05; done
-	dx d-compat "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $(cat "$log.port")), timeout=3); print(\"connected\")'"
+	start_listener
+	dx d-compat "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $PORT), timeout=3); print(\"connected\")'"
 	[[ "$out" != *connected* ]]
-	[ ! -s "$log" ]
+	[ ! -s "$LOG" ]
 }
 
 @test "degraded: no capabilities, no_new_privs, seccomp; mount and ptrace refused" {

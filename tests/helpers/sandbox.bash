@@ -46,3 +46,20 @@ sx() {
 
 # A unique marker for host-side checks.
 marker() { echo "qsb-escape-$$-$BATS_TEST_NUMBER-$RANDOM"; }
+
+# A TCP listener on the host's loopback that logs every connection.
+start_listener() {
+	LOG=$BATS_TEST_TMPDIR/accepted
+	: >"$LOG"
+	python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1] + ".port", "w").write(str(s.getsockname()[1]))
+while True:
+    c, a = s.accept(); open(sys.argv[1], "a").write("accepted\n"); c.close()
+' "$LOG" >/dev/null 2>&1 3>&- &
+	LPID=$!
+	BGPIDS="$LPID"
+	for _ in $(seq 100); do [ -s "$LOG.port" ] && break; sleep 0.05; done
+	PORT=$(cat "$LOG.port")
+}
