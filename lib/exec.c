@@ -291,36 +291,6 @@ hidden_paths(const struct qsb_config *cfg, struct qsb_strv *out)
 	}
 }
 
-static int
-check_quota(const struct qsb_ws *ws, uint64_t *remaining, struct qsb_err *e)
-{
-	uint64_t used = 0;
-	struct qsb_err sub;
-	int fd;
-
-	*remaining = 0;
-	if (!ws->sb.has_disk)
-		return 0;
-	if ((fd = open(ws->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return qsb_err_sys(e, QSB_E_FILE_WRITE_FAILED, "'%s'",
-		    ws->dir);
-	if (qsb_du(fd, "fs", &used, &sub) < 0) {
-		close(fd);
-		return qsb_err_set(e, QSB_E_FILE_WRITE_FAILED,
-		    "cannot measure the workspace: %s", sub.msg);
-	}
-	close(fd);
-	if (used >= ws->sb.disk) {
-		char q[QSB_SIZE_BUFSZ];
-		qsb_fmt_size(ws->sb.disk, q);
-		return qsb_err_set(e, QSB_E_FILE_WRITE_FAILED, "workspace "
-		    "'%s' uses %llu bytes, its disk quota is %s", ws->id,
-		    (unsigned long long)used, q);
-	}
-	*remaining = ws->sb.disk - used;
-	return 0;
-}
-
 int
 qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
     const struct qsb_ws *ws, const struct qsb_exec_req *q,
@@ -401,7 +371,7 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 	if (q->max_memory > 0 && (p->memory == 0 || q->max_memory < p->memory))
 		p->memory = q->max_memory;
 	p->cpus = ws->sb.has_cpus ? ws->sb.cpus : 0;
-	if (check_quota(ws, &p->fsize, e) < 0)
+	if (qsb_ws_quota(ws, &p->fsize, e) < 0)
 		return -1;
 
 	/* cwd: inside rootPath, else projectsPath */

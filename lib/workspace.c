@@ -747,3 +747,33 @@ qsb_ws_touch(const struct qsb_root *r, const char *id, struct qsb_err *e)
 	}
 	return rc;
 }
+
+int
+qsb_ws_quota(const struct qsb_ws *ws, uint64_t *remaining, struct qsb_err *e)
+{
+	uint64_t used = 0;
+	struct qsb_err sub;
+	int fd;
+
+	*remaining = 0;
+	if (!ws->sb.has_disk)
+		return 0;
+	if ((fd = open(ws->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return qsb_err_sys(e, QSB_E_FILE_WRITE_FAILED, "'%s'",
+		    ws->dir);
+	if (qsb_du(fd, "fs", &used, &sub) < 0) {
+		close(fd);
+		return qsb_err_set(e, QSB_E_FILE_WRITE_FAILED,
+		    "cannot measure the workspace: %s", sub.msg);
+	}
+	close(fd);
+	if (used >= ws->sb.disk) {
+		char q[QSB_SIZE_BUFSZ];
+		qsb_fmt_size(ws->sb.disk, q);
+		return qsb_err_set(e, QSB_E_FILE_WRITE_FAILED, "workspace "
+		    "'%s' uses %llu bytes, its disk quota is %s", ws->id,
+		    (unsigned long long)used, q);
+	}
+	*remaining = ws->sb.disk - used;
+	return 0;
+}

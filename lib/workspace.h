@@ -88,6 +88,10 @@ void	 qsb_ws_list_free(struct qsb_ws *, size_t);
 int	 qsb_ws_touch(const struct qsb_root *, const char *id,
 	    struct qsb_err *);
 
+/* The disk quota: 0 with *remaining the bytes left (0: no quota), or
+ * FILE_WRITE_FAILED when the workspace's allocated size has reached it. */
+int	 qsb_ws_quota(const struct qsb_ws *, uint64_t *remaining,
+	    struct qsb_err *);
 /* Running terminals of a workspace: count, and (when pids is not NULL) up
  * to npids supervisor pids. */
 int	 qsb_ws_terminals_running(int wsdirfd, pid_t *pids, int npids);

@@ -466,6 +466,7 @@ cmd_write(int argc, char **argv)
 	struct qsb_jw jw;
 	struct qsb_err e;
 	struct stat st;
+	uint64_t left;
 	bool mk = false;
 	int opt, fsfd;
 
@@ -480,6 +481,8 @@ cmd_write(int argc, char **argv)
 	operands(argc, argv, 2, 2, "write");
 	open_root(false);
 	fsfd = open_files(argv[optind], &w);
+	if (qsb_ws_quota(&w, &left, &e) < 0)
+		qsb_cli_fail(&e);
 	if (qsb_file_write(fsfd, w.root_path, argv[optind + 1], STDIN_FILENO,
 	    mk, &st, rel, &e) < 0)
 		qsb_cli_fail(&e);

@@ -518,6 +518,19 @@ fake_terminal() {
 	assert_failure 66
 }
 
+@test "write refuses with 72 once the disk quota is used up, and writes nothing" {
+	new q --disk 1m
+	head -c 300000 /dev/urandom | qsb-workspace write q projects/a >/dev/null
+	head -c 2000000 /dev/urandom >"$(fs q)/projects/filler"
+	run --separate-stderr bash -c 'echo more | qsb-workspace write q projects/b'
+	assert_failure 72
+	assert_diag qsb-workspace FILE_WRITE_FAILED
+	[[ "$stderr" == *"disk quota is 1m"* ]]
+	[ ! -e "$(fs q)/projects/b" ]
+	rm "$(fs q)/projects/filler"
+	echo more | qsb-workspace write q projects/b >/dev/null
+}
+
 # --- ls ----------------------------------------------------------------------
 
 @test "ls lists FileInfo entries sorted by name" {
