@@ -40,11 +40,12 @@ ALL_CFLAGS	= -std=c11 $(WARN) $(HARDEN) $(CFLAGS)
 ALL_LDFLAGS	= $(LDHARDEN) $(LDFLAGS)
 LIBS		= $(BSD_LIBS)
 
-PROGS		= qsb-exec qsb-workspace
+PROGS		= qsb-exec qsb-perm qsb-workspace
 LIBSRC		= lib/backend-bwrap.c lib/backend-native.c lib/backend-none.c \
 		  lib/cgroup.c lib/cli.c lib/config.c lib/diag.c lib/event.c \
 		  lib/exec.c lib/fileops.c lib/json.c lib/landlock.c \
-		  lib/parse.c lib/path.c lib/protect.c lib/ring.c lib/rmtree.c \
+		  lib/parse.c lib/path.c lib/perm.c lib/policy.c lib/protect.c \
+		  lib/ring.c lib/rmtree.c \
 		  lib/root.c lib/seccomp.c lib/state.c lib/strv.c lib/utf8.c \
 		  lib/workspace.c
 LIBOBJ		= $(LIBSRC:lib/%.c=$(BUILD)/lib/%.o)
@@ -52,7 +53,9 @@ UNITSRC		= $(wildcard tests/unit/test-*.c)
 UNITBIN		= $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
 BINS		= $(PROGS:%=$(BINOUT)/%)
 MAN1		= $(PROGS:%=man/%.1)
+MAN5		= man/qsb-policy.5
 MAN7		= man/qsb.7
+POLICIES	= policies/compat.json policies/permissive.json policies/strict.json
 BASHCOMP	= $(PROGS:%=completions/bash/%)
 
 all: $(BINS) $(LIBOUT)
@@ -93,6 +96,7 @@ unit: $(UNITBIN)
 bench: all $(BUILD)/bench/dump-seccomp
 	@sh tools/deps.sh bench sandbox demo
 	sh bench/exec
+	sh bench/perm
 
 check: all unit
 	@sh tools/deps.sh check sandbox
@@ -110,7 +114,7 @@ asan:
 lint: all
 	@sh tools/deps.sh lint
 	mandoc -Tlint -Wwarning man/*
-	shellcheck -s sh tools/*.sh tests/run bench/exec
+	shellcheck -s sh tools/*.sh tests/run bench/exec bench/perm
 	shellcheck -s bash .ci/run tests/helpers/*.bash
 	shellcheck -s bash completions/bash/*
 	zsh -n completions/zsh/_qsb
@@ -121,20 +125,25 @@ demo: all
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
-	    $(DESTDIR)$(ZSHCOMPDIR)
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
+	    $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DATADIR)/qsb/policies
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 $(BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 completions/zsh/_qsb $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 644 $(POLICIES) $(DESTDIR)$(DATADIR)/qsb/policies
 
 uninstall:
 	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%)
 	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/man1/%)
+	rm -f $(MAN5:man/%=$(DESTDIR)$(MANDIR)/man5/%)
 	rm -f $(MAN7:man/%=$(DESTDIR)$(MANDIR)/man7/%)
 	rm -f $(PROGS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
 	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_qsb
+	rm -f $(POLICIES:%=$(DESTDIR)$(DATADIR)/qsb/%)
+	-rmdir $(DESTDIR)$(DATADIR)/qsb/policies $(DESTDIR)$(DATADIR)/qsb 2>/dev/null
 
 clean:
 	rm -rf build bin lib/libqsb.a

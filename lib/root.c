@@ -102,11 +102,26 @@ subdir(int rootfd, const char *name, const char *rootpath, struct qsb_err *e)
 	return fd;
 }
 
+static int
+touch(int dirfd, const char *name)
+{
+	int fd;
+
+	if ((fd = openat(dirfd, name, O_RDONLY | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 int
 qsb_root_open(struct qsb_root *r, const char *opt, struct qsb_err *e)
 {
+	static const char *const permdirs[] = { "requests", "pending",
+	    "approvals", NULL };
 	struct stat st;
 	char *want, *canon = NULL;
+	size_t i;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = r->wsfd = r->trashfd = r->permfd = -1;
@@ -141,6 +156,20 @@ qsb_root_open(struct qsb_root *r, const char *opt, struct qsb_err *e)
 	    (r->trashfd = subdir(r->fd, "trash", canon, e)) < 0 ||
 	    (r->permfd = subdir(r->fd, "perm", canon, e)) < 0)
 		goto fail;
+	/* the permission store's layout (perm.h) and the lock files, made
+	 * with the root, so that later reads create nothing */
+	for (i = 0; permdirs[i]; i++)
+		if (mkdirat(r->permfd, permdirs[i], 0700) < 0 &&
+		    errno != EEXIST) {
+			qsb_err_sys(e, QSB_E_CONFIG_INVALID,
+			    "cannot create '%s/perm/%s'", canon, permdirs[i]);
+			goto fail;
+		}
+	if (touch(r->fd, "lock") < 0 || touch(r->permfd, "lock") < 0) {
+		qsb_err_sys(e, QSB_E_CONFIG_INVALID, "cannot create the lock "
+		    "files of '%s'", canon);
+		goto fail;
+	}
 	free(want);
 	r->path = canon;
 	return 0;

@@ -21,6 +21,7 @@
 #include "exec.h"
 #include "json.h"
 #include "parse.h"
+#include "perm.h"
 #include "root.h"
 #include "state.h"
 #include "strv.h"
@@ -181,6 +182,55 @@ event_end(const struct qsb_plan *p, const struct qsb_exec_result *r,
 	qsb_jw_free(&w);
 }
 
+struct pkgcheck {
+	struct qsb_perm	*pm;
+	const char	*id;
+	struct qsb_err	*e;
+	int		 rc;
+};
+
+static void
+pkg(enum qsb_ptype t, const char *name, void *arg)
+{
+	struct pkgcheck *pc = arg;
+
+	if (pc->rc == 0)
+		pc->rc = qsb_perm_gate(pc->pm, pc->id, t, name, pc->e);
+}
+
+/* DESIGN 5: command:execute (the command line), package installs (each
+ * package), network:access when the run has network. */
+static int
+gate(const struct qsb_plan *p, struct qsb_err *e)
+{
+	struct pkgcheck pc;
+	struct qsb_perm pm;
+	char *cmd;
+	int rc;
+
+	if (qsb_perm_open(&pm, &root, e) < 0)
+		return -1;
+	if ((cmd = qsb_cmdline(p->argv)) == NULL) {
+		qsb_perm_close(&pm);
+		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "out of memory");
+	}
+	rc = qsb_perm_gate(&pm, p->ws->id, QSB_P_COMMAND_EXECUTE, cmd, e);
+	free(cmd);
+	if (rc == 0) {
+		pc.pm = &pm;
+		pc.id = p->ws->id;
+		pc.e = e;
+		pc.rc = 0;
+		qsb_package_installs(p->argv, pkg, &pc);
+		rc = pc.rc;
+	}
+	if (rc == 0 && p->network)
+		rc = qsb_perm_gate(&pm, p->ws->id, QSB_P_NETWORK_ACCESS, "*",
+		    e);
+	qsb_perm_close(&pm);
+	return rc;
+}
+
 /*
  * One run: plan, hold the workspace busy, run, record, report.  Returns
  * the exit status; on qsb-exec's own failure fills e and returns -1.
@@ -205,6 +255,14 @@ run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
 		/* a refusal is worth a record; bad input changes nothing */
 		if (e->code != QSB_E_CONFIG_INVALID)
 			event_end(NULL, NULL, e, id);
+		close(dirfd);
+		qsb_ws_free(&w);
+		return -1;
+	}
+	/* the permission policy decides whether it runs at all */
+	if (gate(&p, e) < 0) {
+		event_end(NULL, NULL, e, id);
+		qsb_plan_free(&p);
 		close(dirfd);
 		qsb_ws_free(&w);
 		return -1;

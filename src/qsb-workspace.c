@@ -17,6 +17,7 @@
 #include "fileops.h"
 #include "json.h"
 #include "parse.h"
+#include "perm.h"
 #include "root.h"
 #include "workspace.h"
 
@@ -421,6 +422,20 @@ open_files(const char *id, struct qsb_ws *w)
 	return fsfd;
 }
 
+/* The permission policy has its say (qsb-perm(1)): denied or pending is
+ * PERMISSION_DENIED. */
+static void
+gate(const char *id, enum qsb_ptype t, const char *path)
+{
+	struct qsb_perm pm;
+	struct qsb_err e;
+
+	if (qsb_perm_open(&pm, &root, &e) < 0 ||
+	    qsb_perm_gate(&pm, id, t, path, &e) < 0)
+		qsb_cli_fail(&e);
+	qsb_perm_close(&pm);
+}
+
 static void
 touch(const char *id)
 {
@@ -443,6 +458,7 @@ cmd_read(int argc, char **argv)
 	operands(argc, argv, 2, 2, "read");
 	open_root(false);
 	fsfd = open_files(argv[optind], &w);
+	gate(argv[optind], QSB_P_FILE_READ, argv[optind + 1]);
 	if (qsb_file_read(fsfd, w.root_path, argv[optind + 1], STDOUT_FILENO,
 	    &e) < 0)
 		qsb_cli_fail(&e);
@@ -481,6 +497,7 @@ cmd_write(int argc, char **argv)
 	operands(argc, argv, 2, 2, "write");
 	open_root(false);
 	fsfd = open_files(argv[optind], &w);
+	gate(argv[optind], QSB_P_FILE_WRITE, argv[optind + 1]);
 	if (qsb_ws_quota(&w, &left, &e) < 0)
 		qsb_cli_fail(&e);
 	if (qsb_file_write(fsfd, w.root_path, argv[optind + 1], STDIN_FILENO,

@@ -88,12 +88,17 @@ programs() {
 		[ -f "$d/usr/share/bash-completion/completions/$p" ] || fail "missing completion"
 	done
 	[ -f "$d/usr/share/man/man7/qsb.7" ]
+	[ -f "$d/usr/share/man/man5/qsb-policy.5" ]
+	for p in strict compat permissive; do
+		jq -e . "$d/usr/share/qsb/policies/$p.json" >/dev/null
+	done
 	[ -f "$d/usr/share/zsh/vendor-completions/_qsb" ]
 	"$d/usr/bin/qsb-workspace" --version
 	run make -s -C "$TOP" uninstall DESTDIR="$d" PREFIX=/usr
 	assert_success
 	run find "$d" -type f
 	[ -z "$output" ] || fail "left behind: $output"
+	[ ! -e "$d/usr/share/qsb" ] || fail "left behind: $d/usr/share/qsb"
 }
 
 @test "tools/deps.sh as non-root prints the exact apt-get line and fails" {
@@ -106,7 +111,7 @@ programs() {
 	chmod +x "$fake"/*
 	run --separate-stderr env PATH="$fake:$PATH" sh "$TOP/tools/deps.sh" build check
 	assert_failure 1
-	[[ "$stderr" == *"run: sudo apt-get install -y gcc pkg-config libbsd-dev libjsmn-dev bats-assert"* ]] ||
+	[[ "$stderr" == *"run: sudo apt-get install -y gcc pkg-config libbsd-dev libmd-dev libjsmn-dev bats-assert"* ]] ||
 		fail "$stderr"
 	[[ "$stderr" != *"apt-get must not run"* ]]
 	run --separate-stderr env PATH="$fake:$PATH" sh "$TOP/tools/deps.sh" bogus

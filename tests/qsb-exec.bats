@@ -11,6 +11,8 @@ setup_file() {
 	qsb-workspace create net --network >/dev/null
 	qsb-workspace create strict --mode strict >/dev/null
 	qsb-workspace create perm --mode permissive >/dev/null
+	# the permission gate is tested in qsb-perm.bats
+	qsb-perm policy set "$BATS_TEST_DIRNAME/../policies/permissive.json" >/dev/null
 }
 
 setup() {

@@ -8,7 +8,7 @@ set -eu
 pkgs=""
 for group in "$@"; do
 	case $group in
-	build)   pkgs="$pkgs gcc make pkg-config libbsd-dev libjsmn-dev" ;;
+	build)   pkgs="$pkgs gcc make pkg-config libbsd-dev libmd-dev libjsmn-dev" ;;
 	check)   pkgs="$pkgs bats bats-assert bats-support jq util-linux procps mandoc shellcheck zsh python3 git" ;;
 	demo)    pkgs="$pkgs jq" ;;
 	lint)    pkgs="$pkgs mandoc shellcheck zsh" ;;
