@@ -107,7 +107,7 @@ own_group(const char *ctl, char *out, size_t outsz)
 		if ((a = strchr(line, ':')) == NULL ||
 		    (b = strchr(a + 1, ':')) == NULL)
 			continue;
-		*b = '\0';
+		*a = *b = '\0';	/* line: the id, a + 1: the controllers */
 		if ((ctl == NULL && strcmp(line, "0") == 0 && a[1] == '\0') ||
 		    (ctl != NULL && has_word(a + 1, ctl, ',')))
 			found = strlcpy(out, b + 1, outsz) < outsz ? 0 : -1;
