@@ -154,6 +154,15 @@ qsb_cli_emit(struct qsb_jw *w)
 }
 
 void
+qsb_cli_drain(struct qsb_jw *w)
+{
+	if (w->nomem || w->len < 65536)
+		return;
+	fwrite(w->buf, 1, w->len, stdout);
+	w->len = 0;
+}
+
+void
 qsb_cli_exit(int status)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -49,6 +49,9 @@ void	 qsb_cli_help(const char *text);
 void	 qsb_cli_version(void);
 /* Writes a finished JSON document to stdout. */
 void	 qsb_cli_emit(struct qsb_jw *);
+/* Writes out what a long document has so far (from 64 KiB on), so that a
+ * listing of thousands streams instead of piling up. */
+void	 qsb_cli_drain(struct qsb_jw *);
 /* Flushes stdout and exits with status; a failed write is
  * FILE_WRITE_FAILED. */
 __attribute__((noreturn)) void qsb_cli_exit(int status);

@@ -363,6 +363,8 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 		    qsb_backend_names[ws->sb.type]);
 	if (p->mode == QSB_MODE_PERMISSIVE)
 		want = QSB_BK_NONE;	/* rlimits and timeout only */
+	p->wanted = want;
+	p->picking = true;
 	if (pick_backend(cfg, p, want, e) < 0)
 		return -1;
 

@@ -53,6 +53,10 @@ struct qsb_plan {
 	const struct qsb_config	*cfg;
 	const char		*state_root;	/* ROOT */
 	int			 backend;	/* concrete */
+	int			 wanted;	/* asked for (may be auto) */
+	bool			 picking;	/* wanted is set: a
+						 * SANDBOX_UNAVAILABLE is
+						 * the backend's */
 	int			 mode;
 	bool			 network;
 	bool			 writable;	/* level 0: false */

@@ -1,7 +1,10 @@
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +12,73 @@
 
 #include "rmtree.h"
 
+/*
+ * A directory read with getdents64 straight into a buffer: what qsb_du
+ * needs of readdir, without the fstat and fcntl that fdopendir adds for
+ * each directory.  off is the position after the entry last returned.
+ */
+struct dirbuf {
+	int	 fd;
+	size_t	 pos, len;
+	off_t	 off;
+	char	 buf[16384] __attribute__((aligned(8)));
+};
+
+static struct dirbuf *
+dirbuf_open(int fd, off_t off)
+{
+	struct dirbuf *d;
+
+	if ((d = malloc(sizeof(*d))) == NULL)
+		return NULL;
+	d->fd = fd;
+	d->pos = d->len = 0;
+	d->off = off;
+	if (off != 0 && lseek(fd, off, SEEK_SET) < 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* The next entry's name and type, or NULL at the end (or on an error). */
+static const char *
+dirbuf_next(struct dirbuf *d)
+{
+	struct linux_dirent64 {
+		uint64_t	d_ino;
+		int64_t		d_off;
+		unsigned short	d_reclen;
+		unsigned char	d_type;
+		char		d_name[];
+	} *de;
+	long n;
+
+	if (d->pos >= d->len) {
+		n = syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf));
+		if (n <= 0)
+			return NULL;
+		d->len = (size_t)n;
+		d->pos = 0;
+	}
+	de = (struct linux_dirent64 *)(void *)(d->buf + d->pos);
+	d->pos += de->d_reclen;
+	d->off = de->d_off;
+	return de->d_name;
+}
+
+static void
+dirbuf_close(struct dirbuf *d)
+{
+	close(d->fd);
+	free(d);
+}
+
 struct level {
 	char	*name;		/* name in the parent */
 	ino_t	 ino;
-	off_t	 off;		/* qsb_du: readdir position to resume at */
+	off_t	 off;		/* qsb_du: position to resume reading at */
+	struct dirbuf *d;	/* qsb_du: the open directory, or NULL */
 };
 
 struct stack {
@@ -36,6 +102,7 @@ push(struct stack *s, const char *name, ino_t ino)
 		return -1;
 	s->v[s->n].ino = ino;
 	s->v[s->n].off = 0;
+	s->v[s->n].d = NULL;
 	s->n++;
 	return 0;
 }
@@ -43,8 +110,12 @@ push(struct stack *s, const char *name, ino_t ino)
 static void
 stack_free(struct stack *s)
 {
-	while (s->n > 0)
-		free(s->v[--s->n].name);
+	while (s->n > 0) {
+		s->n--;
+		if (s->v[s->n].d != NULL)
+			dirbuf_close(s->v[s->n].d);
+		free(s->v[s->n].name);
+	}
 	free(s->v);
 }
 
@@ -264,88 +335,103 @@ inoset_add(struct inoset *h, ino_t ino)
 	return 1;
 }
 
+/*
+ * qsb_du keeps the streams of the first QSB_DU_KEEP levels open, so that a
+ * large directory near the top (ROOT/ws with thousands of workspaces) is
+ * read once; deeper levels are closed on the way down and resumed with
+ * seekdir on the way back, so that depth costs no descriptors.
+ */
+#define QSB_DU_KEEP	16
+
 int
-qsb_du(int dirfd, const char *name, uint64_t *bytes, struct qsb_err *e)
+qsb_du(int at, const char *name, uint64_t *bytes, struct qsb_err *e)
 {
 	struct stack s = { NULL, 0, 0 };
 	struct inoset seen = { NULL, 0, 0 };
 	struct stat st, cst;
-	struct dirent *de;
+	const char *dn;
+	struct level *l;
 	uint64_t sum = 0;
-	int cur = -1, fd, par, descended, rc = -1;
-	DIR *d;
+	int cur = -1, fd, par, dfd, rc = -1;
+	bool descended;
+	struct dirbuf *d;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return qsb_err_sys(e, QSB_E_FILE_NOT_FOUND, "'%s'", name);
 	sum = (uint64_t)st.st_blocks * 512;
 	if (!S_ISDIR(st.st_mode))
 		goto done;
-	if ((cur = opendir_at(dirfd, name, st.st_dev, st.st_ino, 0)) < 0) {
+	if ((cur = opendir_at(at, name, st.st_dev, st.st_ino, 0)) < 0) {
 		qsb_err_sys(e, QSB_E_FILE_NOT_FOUND, "cannot open '%s'", name);
 		goto out;
 	}
 	if (push(&s, name, st.st_ino) < 0)
 		goto nomem;
 	while (s.n > 0) {
-		if ((fd = dup(cur)) < 0 || (d = fdopendir(fd)) == NULL) {
-			if (fd >= 0)
-				close(fd);
-			qsb_err_sys(e, QSB_E_FILE_NOT_FOUND,
-			    "cannot read '%s'", s.v[s.n - 1].name);
-			goto out;
+		l = &s.v[s.n - 1];
+		if (l->d == NULL) {
+			/* cur is this directory: read it from where it was
+			 * left */
+			if ((l->d = dirbuf_open(cur, l->off)) == NULL) {
+				qsb_err_sys(e, QSB_E_FILE_NOT_FOUND,
+				    "cannot read '%s'", l->name);
+				goto out;
+			}
+			cur = -1;
 		}
-		if (s.v[s.n - 1].off != 0)
-			seekdir(d, s.v[s.n - 1].off);
-		descended = 0;
-		while ((de = readdir(d)) != NULL) {
-			s.v[s.n - 1].off = telldir(d);
-			if (strcmp(de->d_name, ".") == 0 ||
-			    strcmp(de->d_name, "..") == 0)
+		d = l->d;
+		dfd = d->fd;
+		descended = false;
+		while ((dn = dirbuf_next(d)) != NULL) {
+			if (strcmp(dn, ".") == 0 || strcmp(dn, "..") == 0)
 				continue;
-			if (fstatat(cur, de->d_name, &cst,
+			if (fstatat(dfd, dn, &cst,
 			    AT_SYMLINK_NOFOLLOW) < 0)
 				continue;	/* vanished */
 			if (cst.st_nlink > 1 && !S_ISDIR(cst.st_mode)) {
 				int r = inoset_add(&seen, cst.st_ino);
-				if (r < 0) {
-					closedir(d);
+				if (r < 0)
 					goto nomem;
-				}
 				if (r == 0)
 					continue;
 			}
 			sum += (uint64_t)cst.st_blocks * 512;
 			if (!S_ISDIR(cst.st_mode) || cst.st_dev != st.st_dev)
 				continue;
-			fd = opendir_at(cur, de->d_name, st.st_dev, cst.st_ino,
-			    0);
+			fd = opendir_at(dfd, dn, st.st_dev, cst.st_ino, 0);
 			if (fd < 0)
 				continue;	/* unreadable: counted itself */
-			if (push(&s, de->d_name, cst.st_ino) < 0) {
+			if (push(&s, dn, cst.st_ino) < 0) {
 				close(fd);
-				closedir(d);
 				goto nomem;
 			}
-			close(cur);
+			/* deep: the parent is closed, to be resumed */
+			l = &s.v[s.n - 2];
+			if (s.n - 1 > QSB_DU_KEEP) {
+				l->off = d->off;
+				dirbuf_close(d);
+				l->d = NULL;
+			}
 			cur = fd;
-			descended = 1;
+			descended = true;
 			break;
 		}
-		closedir(d);
 		if (descended)
 			continue;
-		if (s.n == 1) {
-			free(s.v[--s.n].name);
-			break;
+		/* this level is done */
+		l = &s.v[s.n - 1];
+		if (s.n > 1 && s.v[s.n - 2].d == NULL) {
+			/* the parent was closed: back up through ".." */
+			if ((par = opendir_at(l->d->fd, "..", st.st_dev,
+			    s.v[s.n - 2].ino, 0)) < 0) {
+				qsb_err_sys(e, QSB_E_FILE_NOT_FOUND,
+				    "cannot go back up from '%s'", l->name);
+				goto out;
+			}
+			cur = par;
 		}
-		if ((par = opendir_at(cur, "..", st.st_dev, s.v[s.n - 2].ino,
-		    0)) < 0) {
-			qsb_err_sys(e, QSB_E_FILE_NOT_FOUND,
-			    "cannot go back up from '%s'", s.v[s.n - 1].name);
-			goto out;
-		}
-		close(cur);
-		cur = par;
+		dirbuf_close(l->d);
+		l->d = NULL;
 		free(s.v[--s.n].name);
 	}
 done:

@@ -2,6 +2,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include <linux/openat2.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -205,12 +207,68 @@ qsb_ws_load_at(const struct qsb_root *r, int dirfd, const char *id,
 	return 0;
 }
 
+/*
+ * The record in one open (list reads thousands): openat2 beneath ROOT/ws,
+ * no symlink anywhere on the way.  Returns 1 when that did not work, for
+ * qsb_ws_load's step-by-step path to say why.
+ */
+static int
+load_direct(const struct qsb_root *r, const char *id, struct qsb_ws *w,
+    struct qsb_err *e)
+{
+	struct open_how how;
+	struct stat st;
+	struct qsb_err sub;
+	char path[QSB_ID_MAX + 32], *buf = NULL;
+	size_t len;
+	ssize_t n;
+	int fd, rc;
+
+	if (!qsb_id_valid(id))
+		return 1;
+	snprintf(path, sizeof(path), "%s/meta/workspace.json", id);
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+	    RESOLVE_NO_MAGICLINKS;
+	if ((fd = (int)syscall(SYS_openat2, r->wsfd, path, &how,
+	    sizeof(how))) < 0)
+		return 1;
+	/* records are replaced whole, never grown: one read of one byte
+	 * more than the size comes back short, at the end */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > QSB_STATE_MAX ||
+	    (buf = malloc((size_t)st.st_size + 2)) == NULL ||
+	    (n = read(fd, buf, (size_t)st.st_size + 1)) < 0 ||
+	    n > st.st_size) {
+		free(buf);
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	len = (size_t)n;
+	buf[len] = '\0';
+	memset(w, 0, sizeof(*w));
+	rc = parse_record(buf, len, id, w, &sub);
+	free(buf);
+	if (rc < 0)
+		return qsb_err_set(e, QSB_E_CONFIG_INVALID,
+		    "workspace '%s': meta/workspace.json: %s", id, sub.msg);
+	if (set_paths(r, w, e) < 0) {
+		qsb_ws_free(w);
+		return -1;
+	}
+	return 0;
+}
+
 int
 qsb_ws_load(const struct qsb_root *r, const char *id, struct qsb_ws *w,
     struct qsb_err *e)
 {
 	int fd, rc;
 
+	if ((rc = load_direct(r, id, w, e)) <= 0)
+		return rc;
 	if ((fd = qsb_ws_open(r, id, e)) < 0)
 		return -1;
 	rc = qsb_ws_load_at(r, fd, id, w, e);
@@ -578,15 +636,36 @@ stop_pid(pid_t pid)
 }
 
 int
-qsb_ws_destroy(const struct qsb_root *r, const char *id, bool force,
+qsb_ws_destroy(const struct qsb_root *r, const char *id, int how,
     struct qsb_ws_destroyed *res, struct qsb_err *e)
 {
 	struct qsb_jw jw;
 	pid_t pids[64];
 	char tmp[QSB_ID_MAX + 64];
-	int dirfd = -1, lfd = -1, n, i, round;
+	int dirfd = -1, lfd = -1, afd = -1, n, i, round;
+	bool force = how & QSB_DESTROY_FORCE;
 
 	memset(res, 0, sizeof(*res));
+	if (how & QSB_DESTROY_IDLE) {
+		/* cleanup: a workspace in use is left alone.  meta/active
+		 * held exclusively until it is in the trash: no exec starts
+		 * in between (qsb-exec holds it shared, and checks after
+		 * getting it that its workspace is still in place) */
+		if ((lfd = qsb_ws_lock(r, id, &dirfd, e)) < 0)
+			return -1;
+		afd = openat(dirfd, "meta/active", O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if ((afd >= 0 && flock(afd, LOCK_EX | LOCK_NB) < 0) ||
+		    qsb_ws_terminals_running(dirfd, NULL, 0) > 0) {
+			res->busy = true;
+			if (afd >= 0)
+				close(afd);
+			close(lfd);
+			close(dirfd);
+			return 0;
+		}
+		goto move;
+	}
 	for (round = 0; ; round++) {
 		if ((dirfd = qsb_ws_open(r, id, e)) < 0)
 			return -1;
@@ -620,16 +699,21 @@ qsb_ws_destroy(const struct qsb_root *r, const char *id, bool force,
 			return qsb_err_set(e, QSB_E_CLEANUP_FAILED,
 			    "terminals keep starting in workspace '%s'", id);
 	}
+move:
 	if (qsb_tmpname(tmp, sizeof(tmp), id) < 0 ||
 	    renameat(r->wsfd, id, r->trashfd, tmp) < 0) {
 		qsb_err_sys(e, QSB_E_CLEANUP_FAILED,
 		    "cannot move workspace '%s' to the trash", id);
+		if (afd >= 0)
+			close(afd);
 		close(lfd);
 		close(dirfd);
 		return -1;
 	}
 	(void)qsb_fsync_dir(r->wsfd);
 	(void)qsb_fsync_dir(r->trashfd);
+	if (afd >= 0)
+		close(afd);
 	close(lfd);
 	close(dirfd);
 	qsb_jw_init(&jw, 0);

@@ -73,8 +73,15 @@ int	 qsb_ws_create(const struct qsb_root *, const struct qsb_config *,
 struct qsb_ws_destroyed {
 	uint64_t	freed;
 	int		killed;		/* terminals killed by force */
+	bool		busy;		/* QSB_DESTROY_IDLE: left alone */
 };
-int	 qsb_ws_destroy(const struct qsb_root *, const char *id, bool force,
+/* How: refuse while a terminal runs (0), kill the terminals first
+ * (QSB_DESTROY_FORCE), or leave a busy workspace alone, terminal or exec,
+ * and say so in busy (QSB_DESTROY_IDLE, for cleanup: atomic with the
+ * move to the trash, since meta/active is held exclusively until then). */
+#define QSB_DESTROY_FORCE	0x1
+#define QSB_DESTROY_IDLE	0x2
+int	 qsb_ws_destroy(const struct qsb_root *, const char *id, int how,
 	    struct qsb_ws_destroyed *, struct qsb_err *);
 
 /* All workspaces, sorted by id.  A record that cannot be read is reported

@@ -24,6 +24,7 @@
 #include "perm.h"
 #include "root.h"
 #include "state.h"
+#include "status.h"
 #include "strv.h"
 #include "workspace.h"
 
@@ -231,6 +232,16 @@ gate(const struct qsb_plan *p, struct qsb_err *e)
 	return rc;
 }
 
+static bool
+still_there(int dirfd, const char *id)
+{
+	struct stat a, b;
+
+	return fstat(dirfd, &a) == 0 && fstatat(root.wsfd, id, &b,
+	    AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev;
+}
+
 /*
  * One run: plan, hold the workspace busy, run, record, report.  Returns
  * the exit status; on qsb-exec's own failure fills e and returns -1.
@@ -253,12 +264,17 @@ run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
 	/* the plan first: bad input is refused before anything changes */
 	if (qsb_exec_plan(&root, &cfg, &w, q, &p, e) < 0) {
 		/* a refusal is worth a record; bad input changes nothing */
+		if (e->code == QSB_E_SANDBOX_UNAVAILABLE && p.picking)
+			qsb_availability_note(&root,
+			    qsb_backend_names[p.wanted], false, e->msg);
 		if (e->code != QSB_E_CONFIG_INVALID)
 			event_end(NULL, NULL, e, id);
 		close(dirfd);
 		qsb_ws_free(&w);
 		return -1;
 	}
+	qsb_availability_note(&root, qsb_backend_names[p.wanted],
+	    p.backend == p.wanted || p.wanted == QSB_BK_AUTO, p.reason);
 	/* the permission policy decides whether it runs at all */
 	if (gate(&p, e) < 0) {
 		event_end(NULL, NULL, e, id);
@@ -274,6 +290,12 @@ run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
 	afd = mfd < 0 ? -1 : qsb_lock(mfd, "active", LOCK_SH, e);
 	if (mfd >= 0)
 		close(mfd);
+	/* cleanup may have moved it to the trash while we waited */
+	if (afd >= 0 && !still_there(dirfd, id)) {
+		close(afd);
+		afd = qsb_err_set(e, QSB_E_WORKSPACE_NOT_FOUND,
+		    "no workspace '%s'", id);
+	}
 	close(dirfd);
 	if (afd < 0) {
 		qsb_plan_free(&p);

@@ -328,7 +328,8 @@ cmd_destroy(int argc, char **argv)
 	}
 	operands(argc, argv, 1, 1, "destroy");
 	open_root(false);
-	if (qsb_ws_destroy(&root, argv[optind], force, &res, &e) < 0)
+	if (qsb_ws_destroy(&root, argv[optind], force ? QSB_DESTROY_FORCE : 0,
+	    &res, &e) < 0)
 		qsb_cli_fail(&e);
 	qsb_jw_init(&jw, qsb_cli.pretty);
 	qsb_jw_obj(&jw);
@@ -383,8 +384,10 @@ cmd_list(int argc, char **argv)
 		qsb_cli_fail(&e);
 	qsb_jw_init(&jw, qsb_cli.pretty);
 	qsb_jw_arr(&jw);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		qsb_ws_write(&jw, &v[i]);
+		qsb_cli_drain(&jw);
+	}
 	qsb_jw_arr_end(&jw);
 	qsb_cli_emit(&jw);
 	qsb_ws_list_free(v, n);

@@ -12,7 +12,7 @@ for group in "$@"; do
 	check)   pkgs="$pkgs bats bats-assert bats-support jq util-linux procps mandoc shellcheck zsh python3 git" ;;
 	demo)    pkgs="$pkgs jq" ;;
 	lint)    pkgs="$pkgs mandoc shellcheck zsh" ;;
-	bench)   pkgs="$pkgs hyperfine" ;;
+	bench)   pkgs="$pkgs hyperfine python3" ;;
 	sandbox) pkgs="$pkgs bubblewrap" ;;
 	*) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
 	esac

@@ -51,3 +51,13 @@ state_snapshot() {
 		find "$QSB_ROOT/ws" -name workspace.json -exec cat {} + 2>/dev/null
 	fi
 }
+
+# assert_usage PROGRAM: a usage error: the diagnostic, then the synopsis
+# and a hint.
+assert_usage() {
+	local prog=$1
+	[[ "${stderr%%$'\n'*}" == "$prog: USAGE: "* ]] ||
+		fail "expected '$prog: USAGE: ...', got: $stderr"
+	[[ "$stderr" == *"Try '$prog --help'."* ]] ||
+		fail "expected a hint, got: $stderr"
+}
