@@ -398,7 +398,10 @@ qsb_du(int at, const char *name, uint64_t *bytes, struct qsb_err *e)
 			sum += (uint64_t)cst.st_blocks * 512;
 			if (!S_ISDIR(cst.st_mode) || cst.st_dev != st.st_dev)
 				continue;
-			fd = opendir_at(dfd, dn, st.st_dev, cst.st_ino, 0);
+			/* measuring, not deleting: the fstatat above decided
+			 * (same file system, a directory); no second look */
+			fd = openat(dfd, dn, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
 				continue;	/* unreadable: counted itself */
 			if (push(&s, dn, cst.st_ino) < 0) {
