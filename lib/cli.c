@@ -153,6 +153,32 @@ qsb_cli_emit(struct qsb_jw *w)
 	qsb_jw_free(w);
 }
 
+int
+qsb_cli_common(int opt, char **argv, const char *help)
+{
+	switch (opt) {
+	case 'h':
+		qsb_cli_help(help);
+		break;
+	case 'V':
+		qsb_cli_version();
+		break;
+	case QSB_OPT_JSONERR:
+		qsb_cli.json_errors = true;
+		return 0;
+	case QSB_OPT_PRETTY:
+		qsb_cli.pretty = 1;
+		return 0;
+	case QSB_OPT_ROOT:
+		qsb_cli.root = optarg;
+		return 0;
+	case ':':
+	case '?':
+		qsb_cli_badopt(argv, opt);
+	}
+	return -1;
+}
+
 void
 qsb_cli_drain(struct qsb_jw *w)
 {

@@ -26,6 +26,24 @@ struct qsb_cli {
 
 extern struct qsb_cli qsb_cli;
 
+/* The options every command of every program takes: their getopt_long
+ * values, the table entries, and their handling. */
+enum {
+	QSB_OPT_ROOT = 256,
+	QSB_OPT_PRETTY,
+	QSB_OPT_JSONERR,
+	QSB_OPT_FIRST		/* a program's own options start here */
+};
+#define QSB_COMMON_OPTS \
+	{ "help",	 no_argument,	    NULL, 'h' }, \
+	{ "json-errors", no_argument,	    NULL, QSB_OPT_JSONERR }, \
+	{ "pretty",	 no_argument,	    NULL, QSB_OPT_PRETTY }, \
+	{ "root",	 required_argument, NULL, QSB_OPT_ROOT }, \
+	{ "version",	 no_argument,	    NULL, 'V' }
+/* Handles opt if it is one of those (-h and -V print and exit; a bad
+ * option is a usage error): 0, or -1 when opt is the program's own. */
+int	 qsb_cli_common(int opt, char **argv, const char *help);
+
 /* Sets the program name and makes sure fds 0, 1 and 2 are open. */
 void	 qsb_cli_init(const char *prog, const char *synopsis);
 /* Prints the diagnostic for e (no exit). */

@@ -31,23 +31,19 @@ static const char help[] =
 "Never a manual workspace, one in use, or one kept by preserveOnError.\n"
 "Prints a CleanupResult.  See qsb-cleanup(1).\n";
 
-enum { O_ROOT = 256, O_PRETTY, O_JSONERR, O_DRY, O_ALL, O_SESSION, O_MAXWS,
+enum { O_DRY = QSB_OPT_FIRST, O_ALL, O_SESSION, O_MAXWS,
     O_MAXSIZE };
 
 int
 main(int argc, char *argv[])
 {
 	static const struct option opts[] = {
+		QSB_COMMON_OPTS,
 		{ "all",		no_argument,	   NULL, O_ALL },
 		{ "dry-run",		no_argument,	   NULL, O_DRY },
-		{ "help",		no_argument,	   NULL, 'h' },
-		{ "json-errors",	no_argument,	   NULL, O_JSONERR },
 		{ "max-size",		required_argument, NULL, O_MAXSIZE },
 		{ "max-workspaces",	required_argument, NULL, O_MAXWS },
-		{ "pretty",		no_argument,	   NULL, O_PRETTY },
-		{ "root",		required_argument, NULL, O_ROOT },
 		{ "session",		required_argument, NULL, O_SESSION },
-		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct qsb_cleanup_opts o;
@@ -64,20 +60,11 @@ main(int argc, char *argv[])
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'h':
-			qsb_cli_help(help);
-			break;
-		case 'V':
-			qsb_cli_version();
-			break;
 		case O_ALL:
 			o.all = true;
 			break;
 		case O_DRY:
 			o.dry_run = true;
-			break;
-		case O_JSONERR:
-			qsb_cli.json_errors = true;
 			break;
 		case O_MAXSIZE:
 			if (qsb_parse_size(optarg, &o.max_size) < 0 ||
@@ -94,12 +81,6 @@ main(int argc, char *argv[])
 				    "--max-workspaces: invalid value '%s' (an "
 				    "integer from 1)", optarg);
 			break;
-		case O_PRETTY:
-			qsb_cli.pretty = 1;
-			break;
-		case O_ROOT:
-			qsb_cli.root = optarg;
-			break;
 		case O_SESSION:
 			if (!qsb_id_valid(optarg))
 				qsb_cli_die(QSB_E_CONFIG_INVALID, "invalid "
@@ -107,7 +88,8 @@ main(int argc, char *argv[])
 			o.session = qsb_cli.session = optarg;
 			break;
 		default:
-			qsb_cli_badopt(argv, opt);
+			if (qsb_cli_common(opt, argv, help) < 0)
+				qsb_cli_badopt(argv, opt);
 		}
 	}
 	if (optind < argc)

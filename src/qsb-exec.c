@@ -63,29 +63,25 @@ static const char help[] =
 "See qsb-exec(1).\n";
 
 enum {
-	O_ROOT = 256, O_PRETTY, O_JSONERR, O_OUTLIMIT, O_STDIO, O_MODE,
+	O_OUTLIMIT = QSB_OPT_FIRST, O_STDIO, O_MODE,
 	O_BACKEND, O_NETWORK, O_NONETWORK, O_LEVEL, O_SECRET, O_JSON,
 };
 
 static const struct option opts[] = {
+	QSB_COMMON_OPTS,
 	{ "backend",		required_argument, NULL, O_BACKEND },
 	{ "cwd",		required_argument, NULL, 'C' },
 	{ "env",		required_argument, NULL, 'e' },
-	{ "help",		no_argument,	   NULL, 'h' },
 	{ "json",		no_argument,	   NULL, O_JSON },
-	{ "json-errors",	no_argument,	   NULL, O_JSONERR },
 	{ "max-memory",		required_argument, NULL, 'm' },
 	{ "mode",		required_argument, NULL, O_MODE },
 	{ "network",		no_argument,	   NULL, O_NETWORK },
 	{ "no-network",		no_argument,	   NULL, O_NONETWORK },
 	{ "output-limit",	required_argument, NULL, O_OUTLIMIT },
 	{ "permission-level",	required_argument, NULL, O_LEVEL },
-	{ "pretty",		no_argument,	   NULL, O_PRETTY },
-	{ "root",		required_argument, NULL, O_ROOT },
 	{ "secret",		required_argument, NULL, O_SECRET },
 	{ "stdio",		required_argument, NULL, O_STDIO },
 	{ "timeout",		required_argument, NULL, 't' },
-	{ "version",		no_argument,	   NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -584,9 +580,6 @@ main(int argc, char *argv[])
 		case 'e':
 			push(&env, optarg);
 			break;
-		case 'h':
-			qsb_cli_help(help);
-			break;
 		case 'm':
 			if (qsb_parse_size(optarg, &q.max_memory) < 0 ||
 			    q.max_memory < (1 << 20))
@@ -601,9 +594,6 @@ main(int argc, char *argv[])
 				    "value '%s' (a duration such as 30s)",
 				    optarg);
 			break;
-		case 'V':
-			qsb_cli_version();
-			break;
 		case O_BACKEND:
 			q.backend = qsb_cli_enum("--backend", optarg,
 			    qsb_backend_names, "auto, native, bwrap, firejail, "
@@ -611,9 +601,6 @@ main(int argc, char *argv[])
 			break;
 		case O_JSON:
 			json = true;
-			break;
-		case O_JSONERR:
-			qsb_cli.json_errors = true;
 			break;
 		case O_LEVEL:
 			q.level = (int)strtonum(optarg, 0, 3, &errstr);
@@ -639,12 +626,6 @@ main(int argc, char *argv[])
 				    optarg);
 			q.output_limit = (size_t)v;
 			break;
-		case O_PRETTY:
-			qsb_cli.pretty = 1;
-			break;
-		case O_ROOT:
-			qsb_cli.root = optarg;
-			break;
 		case O_SECRET:
 			push(&sec, optarg);
 			break;
@@ -654,7 +635,8 @@ main(int argc, char *argv[])
 			    "pipe or inherit");
 			break;
 		default:
-			qsb_cli_badopt(argv, opt);
+			if (qsb_cli_common(opt, argv, help) < 0)
+				qsb_cli_badopt(argv, opt);
 		}
 	}
 	q.env = env.v;

@@ -41,46 +41,13 @@ static const char help[] =
 "See qsb-perm(1) and qsb-policy(5).\n";
 
 enum {
-	O_ROOT = 256, O_PRETTY, O_JSONERR, O_BATCH, O_REASON, O_WAIT, O_BY,
+	O_BATCH = QSB_OPT_FIRST, O_REASON, O_WAIT, O_BY,
 	O_ALWAYS, O_SESSION,
 };
-
-#define COMMON_OPTS \
-	{ "help",	 no_argument,	    NULL, 'h' }, \
-	{ "json-errors", no_argument,	    NULL, O_JSONERR }, \
-	{ "pretty",	 no_argument,	    NULL, O_PRETTY }, \
-	{ "root",	 required_argument, NULL, O_ROOT }, \
-	{ "version",	 no_argument,	    NULL, 'V' }
 
 static struct qsb_root root;
 static struct qsb_perm pm;
 static bool opened;
-
-static int
-common_opt(int opt, char **argv)
-{
-	switch (opt) {
-	case 'h':
-		qsb_cli_help(help);
-		break;
-	case 'V':
-		qsb_cli_version();
-		break;
-	case O_JSONERR:
-		qsb_cli.json_errors = true;
-		return 0;
-	case O_PRETTY:
-		qsb_cli.pretty = 1;
-		return 0;
-	case O_ROOT:
-		qsb_cli.root = optarg;
-		return 0;
-	case ':':
-	case '?':
-		qsb_cli_badopt(argv, opt);
-	}
-	return -1;
-}
 
 static void
 open_store(void)
@@ -193,7 +160,7 @@ static int
 cmd_check(int argc, char **argv, bool request)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "batch",  no_argument,	NULL, O_BATCH },
 		{ "reason", required_argument,	NULL, O_REASON },
 		{ "wait",   optional_argument,	NULL, O_WAIT },
@@ -209,7 +176,7 @@ cmd_check(int argc, char **argv, bool request)
 	int opt, n;
 
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		if (opt == O_BATCH && !request)
 			isbatch = true;
@@ -265,7 +232,7 @@ static int
 cmd_decide(int argc, char **argv, bool approve)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "always", no_argument,	NULL, O_ALWAYS },
 		{ "by",	    required_argument,	NULL, O_BY },
 		{ "reason", required_argument,	NULL, O_REASON },
@@ -278,7 +245,7 @@ cmd_decide(int argc, char **argv, bool approve)
 	int opt, i, done = 0;
 
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		if (opt == O_REASON)
 			reason = optarg;
@@ -326,7 +293,7 @@ static int
 cmd_list(int argc, char **argv, bool clear)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "session", required_argument, NULL, O_SESSION },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -336,7 +303,7 @@ cmd_list(int argc, char **argv, bool clear)
 	int opt, n;
 
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		if (opt == O_SESSION)
 			session = optarg;
@@ -368,7 +335,7 @@ static int
 cmd_policy(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct qsb_err e;
@@ -378,7 +345,7 @@ cmd_policy(int argc, char **argv)
 	int opt, fd, n;
 
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1)
-		if (common_opt(opt, argv) < 0)
+		if (qsb_cli_common(opt, argv, help) < 0)
 			qsb_cli_badopt(argv, opt);
 	n = argc - optind;
 	if (n == 0 || (n == 1 && strcmp(argv[optind], "show") == 0)) {
@@ -420,7 +387,7 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option global_opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *cmd;
@@ -429,7 +396,7 @@ main(int argc, char *argv[])
 	qsb_cli_init("qsb-perm", synopsis);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:hV", global_opts, NULL)) != -1)
-		if (common_opt(opt, argv) < 0)
+		if (qsb_cli_common(opt, argv, help) < 0)
 			qsb_cli_badopt(argv, opt);
 	if (optind >= argc)
 		qsb_cli_usage("missing COMMAND");

@@ -49,46 +49,13 @@ static const char help[] =
 "-h/--help, -V/--version.  See qsb-status(1).\n";
 
 enum {
-	O_ROOT = 256, O_PRETTY, O_JSONERR, O_CAPS, O_CHECK, O_BACKEND,
+	O_CAPS = QSB_OPT_FIRST, O_CHECK, O_BACKEND,
 	O_FOLLOW, O_SINCE, O_SESSION, O_ENABLED, O_MODE, O_FALLBACK,
 };
-
-#define COMMON_OPTS \
-	{ "help",	 no_argument,	    NULL, 'h' }, \
-	{ "json-errors", no_argument,	    NULL, O_JSONERR }, \
-	{ "pretty",	 no_argument,	    NULL, O_PRETTY }, \
-	{ "root",	 required_argument, NULL, O_ROOT }, \
-	{ "version",	 no_argument,	    NULL, 'V' }
 
 static struct qsb_root root;
 static struct qsb_config cfg;
 static bool opened;
-
-static int
-common_opt(int opt, char **argv)
-{
-	switch (opt) {
-	case 'h':
-		qsb_cli_help(help);
-		break;
-	case 'V':
-		qsb_cli_version();
-		break;
-	case O_JSONERR:
-		qsb_cli.json_errors = true;
-		return 0;
-	case O_PRETTY:
-		qsb_cli.pretty = 1;
-		return 0;
-	case O_ROOT:
-		qsb_cli.root = optarg;
-		return 0;
-	case ':':
-	case '?':
-		qsb_cli_badopt(argv, opt);
-	}
-	return -1;
-}
 
 static void
 open_root(void)
@@ -350,7 +317,7 @@ static int
 cmd_events(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "follow",  no_argument,	NULL, O_FOLLOW },
 		{ "session", required_argument, NULL, O_SESSION },
 		{ "since",   required_argument, NULL, O_SINCE },
@@ -367,7 +334,7 @@ cmd_events(int argc, char **argv)
 
 	memset(&f, 0, sizeof(f));
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		switch (opt) {
 		case O_FOLLOW:
@@ -617,7 +584,7 @@ static int
 cmd_policy(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "auto-fallback", required_argument, NULL, O_FALLBACK },
 		{ "backend",	   required_argument, NULL, O_BACKEND },
 		{ "enabled",	   required_argument, NULL, O_ENABLED },
@@ -634,7 +601,7 @@ cmd_policy(int argc, char **argv)
 	bool set;
 
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		switch (opt) {
 		case O_ENABLED:
@@ -714,7 +681,7 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option global_opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "backend",	  required_argument, NULL, O_BACKEND },
 		{ "capabilities", no_argument,	     NULL, O_CAPS },
 		{ "check",	  no_argument,	     NULL, O_CHECK },
@@ -728,7 +695,7 @@ main(int argc, char *argv[])
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:hV", global_opts, NULL)) !=
 	    -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		switch (opt) {
 		case O_BACKEND:

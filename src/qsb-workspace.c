@@ -52,52 +52,18 @@ static const char help[] =
 "See qsb-workspace(1).\n";
 
 enum {
-	O_ROOT = 256, O_PRETTY, O_JSONERR, O_MODE, O_BACKEND, O_NETWORK,
+	O_MODE = QSB_OPT_FIRST, O_BACKEND, O_NETWORK,
 	O_NONETWORK, O_MEMORY, O_CPUS, O_DISK, O_RETENTION, O_MAXAGE,
 	O_PRESERVE, O_NOPRESERVE, O_FORCE, O_MKDIR, O_MAXWS, O_MAXSIZE,
 };
 
-#define COMMON_OPTS \
-	{ "help",	 no_argument,	    NULL, 'h' }, \
-	{ "json-errors", no_argument,	    NULL, O_JSONERR }, \
-	{ "pretty",	 no_argument,	    NULL, O_PRETTY }, \
-	{ "root",	 required_argument, NULL, O_ROOT }, \
-	{ "version",	 no_argument,	    NULL, 'V' }
-
 static const struct option global_opts[] = {
-	COMMON_OPTS,
+	QSB_COMMON_OPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
 static struct qsb_root root;
 static struct qsb_config cfg;
-
-/* Handles the options every command accepts; returns 0 if opt was one. */
-static int
-common_opt(int opt, char **argv)
-{
-	switch (opt) {
-	case 'h':
-		qsb_cli_help(help);
-		break;
-	case 'V':
-		qsb_cli_version();
-		break;
-	case O_JSONERR:
-		qsb_cli.json_errors = true;
-		return 0;
-	case O_PRETTY:
-		qsb_cli.pretty = 1;
-		return 0;
-	case O_ROOT:
-		qsb_cli.root = optarg;
-		return 0;
-	case ':':
-	case '?':
-		qsb_cli_badopt(argv, opt);
-	}
-	return -1;
-}
 
 static void
 open_root(bool with_config)
@@ -170,7 +136,7 @@ static int
 cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "backend",		required_argument, NULL, O_BACKEND },
 		{ "cpus",		required_argument, NULL, O_CPUS },
 		{ "disk",		required_argument, NULL, O_DISK },
@@ -193,7 +159,7 @@ cmd_create(int argc, char **argv)
 
 	memset(&fl, 0, sizeof(fl));
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		switch (opt) {
 		case O_BACKEND:
@@ -308,7 +274,7 @@ static int
 cmd_destroy(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "force", no_argument, NULL, O_FORCE },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -319,7 +285,7 @@ cmd_destroy(int argc, char **argv)
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		if (opt == O_FORCE)
 			force = true;
@@ -358,13 +324,13 @@ static void
 simple_opts(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1)
-		if (common_opt(opt, argv) < 0)
+		if (qsb_cli_common(opt, argv, help) < 0)
 			qsb_cli_badopt(argv, opt);
 }
 
@@ -475,7 +441,7 @@ static int
 cmd_write(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "mkdir", no_argument, NULL, O_MKDIR },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -490,7 +456,7 @@ cmd_write(int argc, char **argv)
 	int opt, fsfd;
 
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		if (opt == O_MKDIR)
 			mk = true;
@@ -544,7 +510,7 @@ static int
 cmd_retention(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		COMMON_OPTS,
+		QSB_COMMON_OPTS,
 		{ "max-age",		  required_argument, NULL, O_MAXAGE },
 		{ "max-size",		  required_argument, NULL, O_MAXSIZE },
 		{ "max-workspaces",	  required_argument, NULL, O_MAXWS },
@@ -563,7 +529,7 @@ cmd_retention(int argc, char **argv)
 
 	memset(&set, 0, sizeof(set));
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		if (common_opt(opt, argv) == 0)
+		if (qsb_cli_common(opt, argv, help) == 0)
 			continue;
 		change = true;
 		switch (opt) {
@@ -669,7 +635,7 @@ main(int argc, char *argv[])
 	qsb_cli_init("qsb-workspace", synopsis);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:hV", global_opts, NULL)) != -1)
-		if (common_opt(opt, argv) < 0)
+		if (qsb_cli_common(opt, argv, help) < 0)
 			qsb_cli_badopt(argv, opt);
 	if (optind >= argc)
 		qsb_cli_usage("missing COMMAND");

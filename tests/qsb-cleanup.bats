@@ -35,19 +35,6 @@ deleted() { jq -r '.deleted | sort | join(" ")' <<<"$output"; }
 
 exists() { [ -d "$QSB_ROOT/ws/$1" ]; }
 
-fake_terminal() {
-	local d="$QSB_ROOT/ws/$1/meta/terminals/$2"
-	mkdir -p "$d"
-	( exec 9>"$d/lock"; flock 9; echo "$BASHPID" >"$d/pid.new";
-	  mv "$d/pid.new" "$d/pid"; exec sleep 1000 ) 3>&- &
-	local i
-	for i in $(seq 100); do
-		[ -s "$d/pid" ] && ! flock -n "$d/lock" true && return 0
-		sleep 0.05
-	done
-	fail "fake terminal did not start"
-}
-
 # --- usage and bad input -----------------------------------------------------
 
 @test "--help and --version" {

@@ -15,19 +15,6 @@ new() {
 	qsb-workspace create "$@" >/dev/null || fail "create $* failed"
 }
 
-fake_terminal() {
-	local d="$QSB_ROOT/ws/$1/meta/terminals/$2"
-	mkdir -p "$d"
-	( exec 9>"$d/lock"; flock 9; echo "$BASHPID" >"$d/pid.new";
-	  mv "$d/pid.new" "$d/pid"; exec sleep 1000 ) 3>&- &
-	local i
-	for i in $(seq 100); do
-		[ -s "$d/pid" ] && ! flock -n "$d/lock" true && return 0
-		sleep 0.05
-	done
-	fail "fake terminal did not start"
-}
-
 # A bubblewrap that is absent: QSB_BWRAP names the program qsb uses.
 no_bwrap() { export QSB_BWRAP=/nonexistent/bwrap; }
 

@@ -320,19 +320,6 @@ fs() { printf '%s/ws/%s/fs' "$QSB_ROOT" "$1"; }
 
 # Holds a terminal's lock the way a terminal supervisor does
 # (meta/terminals/TID/lock, pid in meta/terminals/TID/pid).
-fake_terminal() {
-	local d="$QSB_ROOT/ws/$1/meta/terminals/$2"
-	mkdir -p "$d"
-	( exec 9>"$d/lock"; flock 9; echo "$BASHPID" >"$d/pid.new";
-	  mv "$d/pid.new" "$d/pid"; exec sleep 1000 ) 3>&- &
-	local i
-	for i in $(seq 100); do
-		[ -s "$d/pid" ] && ! flock -n "$d/lock" true && return 0
-		sleep 0.05
-	done
-	fail "fake terminal did not start"
-}
-
 @test "destroy refuses while a terminal runs; --force kills it" {
 	new s1
 	fake_terminal s1 t1

@@ -61,3 +61,19 @@ assert_usage() {
 	[[ "$stderr" == *"Try '$prog --help'."* ]] ||
 		fail "expected a hint, got: $stderr"
 }
+
+# fake_terminal SESSION TID: a terminal supervisor as qsb-exec runs one
+# (meta/terminals/TID/lock held, pid written), sleeping; kill its pid to end
+# it.
+fake_terminal() {
+	local d="$QSB_ROOT/ws/$1/meta/terminals/$2"
+	mkdir -p "$d"
+	( exec 9>"$d/lock"; flock 9; echo "$BASHPID" >"$d/pid.new";
+	  mv "$d/pid.new" "$d/pid"; exec sleep 1000 ) 3>&- &
+	local i
+	for i in $(seq 100); do
+		[ -s "$d/pid" ] && ! flock -n "$d/lock" true && return 0
+		sleep 0.05
+	done
+	fail "fake terminal did not start"
+}
