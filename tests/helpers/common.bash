@@ -70,8 +70,8 @@ fake_terminal() {
 	mkdir -p "$d"
 	( exec 9>"$d/lock"; flock 9; echo "$BASHPID" >"$d/pid.new";
 	  mv "$d/pid.new" "$d/pid"; exec sleep 1000 ) 3>&- &
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		[ -s "$d/pid" ] && ! flock -n "$d/lock" true && return 0
 		sleep 0.05
 	done
