@@ -46,7 +46,7 @@ LIBSRC		= lib/backend-bwrap.c lib/backend-native.c lib/backend-none.c \
 		  lib/event.c lib/exec.c lib/fileops.c lib/json.c \
 		  lib/landlock.c lib/parse.c lib/path.c lib/perm.c \
 		  lib/policy.c lib/protect.c lib/ring.c lib/rmtree.c \
-		  lib/root.c lib/seccomp.c lib/state.c lib/status.c \
+		  lib/root.c lib/run.c lib/seccomp.c lib/state.c lib/status.c \
 		  lib/strv.c lib/utf8.c lib/workspace.c
 LIBOBJ		= $(LIBSRC:lib/%.c=$(BUILD)/lib/%.o)
 UNITSRC		= $(wildcard tests/unit/test-*.c)

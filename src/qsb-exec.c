@@ -17,14 +17,12 @@
 
 #include "cli.h"
 #include "config.h"
-#include "event.h"
 #include "exec.h"
 #include "json.h"
 #include "parse.h"
-#include "perm.h"
 #include "root.h"
+#include "run.h"
 #include "state.h"
-#include "status.h"
 #include "strv.h"
 #include "workspace.h"
 
@@ -97,147 +95,6 @@ push(struct qsb_strv *l, const char *s)
 		qsb_cli_die(QSB_E_EXECUTION_FAILED, "out of memory");
 }
 
-/* Records the end of a run in the workspace (lastAccessedAt,
- * lastExitCode); best effort: the run is over either way.  Called by
- * qsb_exec_run as soon as the status is known. */
-static void
-record(const struct qsb_plan *p, int exit_code, void *arg)
-{
-	const char *id = p->ws->id;
-	struct qsb_ws w;
-	struct qsb_err e;
-	int dirfd, lfd;
-
-	(void)arg;
-	if ((lfd = qsb_ws_lock(&root, id, &dirfd, &e)) < 0)
-		return;
-	if (qsb_ws_load_at(&root, dirfd, id, &w, &e) == 0) {
-		w.last_accessed_at = qsb_now_ms();
-		w.has_last_exit = true;
-		w.last_exit_code = exit_code;
-		(void)qsb_ws_save(dirfd, &w, &e);
-		qsb_ws_free(&w);
-	}
-	close(lfd);
-	close(dirfd);
-}
-
-static void
-event_start(const struct qsb_plan *p)
-{
-	struct qsb_jw w;
-	char *cmd = qsb_cmdline(p->argv), *red = NULL;
-	size_t l;
-
-	if (cmd != NULL && p->secret_values[0] != NULL)
-		red = qsb_redact(cmd, strlen(cmd), p->secret_values, false,
-		    &l);
-	qsb_jw_init(&w, 0);
-	qsb_jw_obj(&w);
-	qsb_jw_key(&w, "sessionId");
-	qsb_jw_str(&w, p->ws->id);
-	qsb_jw_key(&w, "command");
-	qsb_jw_str(&w, red ? red : cmd);
-	qsb_jw_key(&w, "backend");
-	qsb_jw_str(&w, qsb_backend_names[p->backend]);
-	qsb_jw_key(&w, "mode");
-	qsb_jw_str(&w, qsb_mode_names[p->mode]);
-	qsb_jw_obj_end(&w);
-	if (qsb_jw_finish(&w) == 0)
-		(void)qsb_event(&root, "execute:start", p->ws->id, w.buf, w.len,
-		    NULL);
-	qsb_jw_free(&w);
-	free(cmd);
-	free(red);
-}
-
-static void
-event_end(const struct qsb_plan *p, const struct qsb_exec_result *r,
-    const struct qsb_err *e, const char *id)
-{
-	struct qsb_jw w;
-
-	qsb_jw_init(&w, 0);
-	qsb_jw_obj(&w);
-	qsb_jw_key(&w, "sessionId");
-	qsb_jw_str(&w, id);
-	if (e != NULL) {
-		qsb_jw_key(&w, "error");
-		qsb_jw_str(&w, e->msg);
-		qsb_jw_key(&w, "code");
-		qsb_jw_str(&w, qsb_code_name(e->code));
-	} else {
-		/* the result without its output: the log stays small and
-		 * holds nothing the command printed */
-		qsb_jw_key(&w, "result");
-		qsb_exec_result_write(&w, p, r, false);
-	}
-	qsb_jw_obj_end(&w);
-	if (qsb_jw_finish(&w) == 0)
-		(void)qsb_event(&root, e ? "execute:error" : "execute:complete",
-		    id, w.buf, w.len, NULL);
-	qsb_jw_free(&w);
-}
-
-struct pkgcheck {
-	struct qsb_perm	*pm;
-	const char	*id;
-	struct qsb_err	*e;
-	int		 rc;
-};
-
-static void
-pkg(enum qsb_ptype t, const char *name, void *arg)
-{
-	struct pkgcheck *pc = arg;
-
-	if (pc->rc == 0)
-		pc->rc = qsb_perm_gate(pc->pm, pc->id, t, name, pc->e);
-}
-
-/* DESIGN 5: command:execute (the command line), package installs (each
- * package), network:access when the run has network. */
-static int
-gate(const struct qsb_plan *p, struct qsb_err *e)
-{
-	struct pkgcheck pc;
-	struct qsb_perm pm;
-	char *cmd;
-	int rc;
-
-	if (qsb_perm_open(&pm, &root, e) < 0)
-		return -1;
-	if ((cmd = qsb_cmdline(p->argv)) == NULL) {
-		qsb_perm_close(&pm);
-		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "out of memory");
-	}
-	rc = qsb_perm_gate(&pm, p->ws->id, QSB_P_COMMAND_EXECUTE, cmd, e);
-	free(cmd);
-	if (rc == 0) {
-		pc.pm = &pm;
-		pc.id = p->ws->id;
-		pc.e = e;
-		pc.rc = 0;
-		qsb_package_installs(p->argv, pkg, &pc);
-		rc = pc.rc;
-	}
-	if (rc == 0 && p->network)
-		rc = qsb_perm_gate(&pm, p->ws->id, QSB_P_NETWORK_ACCESS, "*",
-		    e);
-	qsb_perm_close(&pm);
-	return rc;
-}
-
-static bool
-still_there(int dirfd, const char *id)
-{
-	struct stat a, b;
-
-	return fstat(dirfd, &a) == 0 && fstatat(root.wsfd, id, &b,
-	    AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev;
-}
-
 /*
  * One run: plan, hold the workspace busy, run, record, report.  Returns
  * the exit status; on qsb-exec's own failure fills e and returns -1.
@@ -246,75 +103,21 @@ static int
 run_one(const char *id, struct qsb_exec_req *q, struct qsb_jw *out,
     struct qsb_err *e)
 {
-	struct qsb_ws w;
-	struct qsb_plan p;
-	struct qsb_exec_result r;
-	int dirfd, afd, mfd, status;
+	struct qsb_run r;
+	struct qsb_exec_result res;
+	int status;
 
-	if ((dirfd = qsb_ws_open(&root, id, e)) < 0)
+	if (qsb_run_prepare(&r, &root, &cfg, id, q, e) < 0)
 		return -1;
-	if (qsb_ws_load_at(&root, dirfd, id, &w, e) < 0) {
-		close(dirfd);
-		return -1;
-	}
-	/* the plan first: bad input is refused before anything changes */
-	if (qsb_exec_plan(&root, &cfg, &w, q, &p, e) < 0) {
-		/* a refusal is worth a record; bad input changes nothing */
-		if (e->code == QSB_E_SANDBOX_UNAVAILABLE && p.picking)
-			qsb_availability_note(&root,
-			    qsb_backend_names[p.wanted], false, e->msg);
-		if (e->code != QSB_E_CONFIG_INVALID)
-			event_end(NULL, NULL, e, id);
-		close(dirfd);
-		qsb_ws_free(&w);
+	if (qsb_run_hold(&r, e) < 0 || qsb_run_exec(&r, &res, e) < 0) {
+		qsb_run_free(&r);
 		return -1;
 	}
-	qsb_availability_note(&root, qsb_backend_names[p.wanted],
-	    p.backend == p.wanted || p.wanted == QSB_BK_AUTO, p.reason);
-	/* the permission policy decides whether it runs at all */
-	if (gate(&p, e) < 0) {
-		event_end(NULL, NULL, e, id);
-		qsb_plan_free(&p);
-		close(dirfd);
-		qsb_ws_free(&w);
-		return -1;
-	}
-	/* busy while it runs: cleanup leaves a workspace alone while any
-	 * process holds meta/active */
-	mfd = openat(dirfd, "meta", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	afd = mfd < 0 ? -1 : qsb_lock(mfd, "active", LOCK_SH, e);
-	if (mfd >= 0)
-		close(mfd);
-	/* cleanup may have moved it to the trash while we waited */
-	if (afd >= 0 && !still_there(dirfd, id)) {
-		close(afd);
-		afd = qsb_err_set(e, QSB_E_WORKSPACE_NOT_FOUND,
-		    "no workspace '%s'", id);
-	}
-	close(dirfd);
-	if (afd < 0) {
-		qsb_plan_free(&p);
-		qsb_ws_free(&w);
-		return -1;
-	}
-	event_start(&p);
-	p.on_status = record;
-	if (qsb_exec_run(&p, &r, e) < 0) {
-		event_end(&p, NULL, e, id);
-		close(afd);
-		qsb_plan_free(&p);
-		qsb_ws_free(&w);
-		return -1;
-	}
-	close(afd);
-	status = r.exit_code;
-	event_end(&p, &r, NULL, id);
-	if (p.stdio == QSB_STDIO_PIPE)
-		qsb_exec_result_write(out, &p, &r, true);
-	qsb_exec_result_free(&r);
-	qsb_plan_free(&p);
-	qsb_ws_free(&w);
+	status = res.exit_code;
+	if (r.plan.stdio == QSB_STDIO_PIPE)
+		qsb_exec_result_write(out, &r.plan, &res, true);
+	qsb_exec_result_free(&res);
+	qsb_run_free(&r);
 	return status;
 }
 
