@@ -41,13 +41,13 @@ ALL_LDFLAGS	= $(LDHARDEN) $(LDFLAGS)
 LIBS		= $(BSD_LIBS)
 
 PROGS		= qsb-cleanup qsb-exec qsb-perm qsb-status qsb-workspace
-LIBSRC		= lib/backend-bwrap.c lib/backend-native.c lib/backend-none.c \
+LIBSRC		= lib/acp.c lib/backend-bwrap.c lib/backend-native.c lib/backend-none.c \
 		  lib/cgroup.c lib/cleanup.c lib/cli.c lib/config.c lib/diag.c \
 		  lib/event.c lib/exec.c lib/fileops.c lib/json.c \
 		  lib/landlock.c lib/parse.c lib/path.c lib/perm.c \
 		  lib/policy.c lib/protect.c lib/ring.c lib/rmtree.c \
 		  lib/root.c lib/run.c lib/seccomp.c lib/state.c lib/status.c \
-		  lib/strv.c lib/utf8.c lib/workspace.c
+		  lib/strv.c lib/terminal.c lib/utf8.c lib/workspace.c
 LIBOBJ		= $(LIBSRC:lib/%.c=$(BUILD)/lib/%.o)
 UNITSRC		= $(wildcard tests/unit/test-*.c)
 UNITBIN		= $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -93,11 +93,12 @@ $(BUILD)/bench/%: bench/%.c $(LIBOUT) | deps
 
 unit: $(UNITBIN)
 
-bench: all $(BUILD)/bench/dump-seccomp
+bench: all $(BUILD)/bench/dump-seccomp $(BUILD)/bench/first-output
 	@sh tools/deps.sh bench sandbox demo
 	sh bench/exec
 	sh bench/perm
 	sh bench/cleanup
+	sh bench/terminal
 
 check: all unit
 	@sh tools/deps.sh check sandbox
@@ -115,7 +116,7 @@ asan:
 lint: all
 	@sh tools/deps.sh lint
 	mandoc -Tlint -Wwarning man/*
-	shellcheck -s sh tools/*.sh tests/run bench/cleanup bench/exec bench/perm
+	shellcheck -s sh tools/*.sh tests/run bench/cleanup bench/exec bench/perm bench/terminal
 	shellcheck -s bash .ci/run tests/helpers/*.bash
 	shellcheck -s bash completions/bash/*
 	zsh -n completions/zsh/_qsb

@@ -687,6 +687,11 @@ qsb_child_stdio(const struct qsb_plan *p, int outw, int errw)
 			close(outw);
 		if (errw > 2)
 			close(errw);
+	} else if (p->stdio == QSB_STDIO_MERGED) {
+		if (dup2(outw, 1) < 0 || dup2(outw, 2) < 0)
+			return -1;
+		if (outw > 2)
+			close(outw);
 	}
 	return 0;
 }
@@ -877,8 +882,8 @@ qsb_launch_common(const struct qsb_plan *p, struct qsb_proc *pr,
 	out[0] = out[1] = err[0] = err[1] = rep[0] = rep[1] = -1;
 	sync[0] = sync[1] = -1;
 	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 ||
-	    (p->stdio == QSB_STDIO_PIPE && (pipe2(out, O_CLOEXEC) < 0 ||
-	    pipe2(err, O_CLOEXEC) < 0)))
+	    (p->stdio != QSB_STDIO_INHERIT && pipe2(out, O_CLOEXEC) < 0) ||
+	    (p->stdio == QSB_STDIO_PIPE && pipe2(err, O_CLOEXEC) < 0))
 		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "pipe");
 	(void)pr;
 	return 0;
@@ -1061,7 +1066,7 @@ tree_signal(struct qsb_proc *pr, int sig)
 }
 
 static void
-drain(int *fd, struct qsb_ring *ring)
+drain(int *fd, struct qsb_ring *ring, const struct qsb_plan *p)
 {
 	char buf[65536];
 	ssize_t n;
@@ -1069,7 +1074,10 @@ drain(int *fd, struct qsb_ring *ring)
 	for (;;) {
 		n = read(*fd, buf, sizeof(buf));
 		if (n > 0) {
-			qsb_ring_put(ring, buf, (size_t)n);
+			if (p->on_output != NULL)
+				p->on_output(buf, (size_t)n, p->on_output_arg);
+			else
+				qsb_ring_put(ring, buf, (size_t)n);
 			if ((size_t)n < sizeof(buf))
 				return;
 			continue;
@@ -1256,9 +1264,9 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 			}
 		}
 		if (pr.outfd >= 0 && pfd[2].revents)
-			drain(&pr.outfd, &out);
+			drain(&pr.outfd, &out, p);
 		if (pr.errfd >= 0 && pfd[3].revents)
-			drain(&pr.errfd, &err);
+			drain(&pr.errfd, &err, p);
 		if (pr.reportfd >= 0 && pfd[4].revents) {
 			read_reports(&pr, &rp);
 			if (rp.have_status && !told && !rp.setup_failed &&
@@ -1316,7 +1324,10 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 		int m = snprintf(msg, sizeof(msg), "qsb-exec: %s: %s\n",
 		    p->argv[0], rp.exec_errno == ENOENT ? "command not found" :
 		    strerror(rp.exec_errno));
-		qsb_ring_put(&err, msg, (size_t)m);
+		if (p->on_output != NULL)
+			p->on_output(msg, (size_t)m, p->on_output_arg);
+		else
+			qsb_ring_put(&err, msg, (size_t)m);
 		code = rp.exec_errno == ENOENT || rp.exec_errno == ENOTDIR ?
 		    127 : 126;
 		sig = 0;

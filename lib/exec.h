@@ -25,7 +25,9 @@
 #define QSB_OUTPUT_LIMIT	(1024 * 1024)
 #define QSB_OUTPUT_LIMIT_MAX	(1024ULL * 1024 * 1024)
 
-enum qsb_stdio { QSB_STDIO_PIPE, QSB_STDIO_INHERIT };
+/* pipe: stdout and stderr captured apart; inherit: qsb-exec's own;
+ * merged: one pipe for both, as a terminal has (for on_output) */
+enum qsb_stdio { QSB_STDIO_PIPE, QSB_STDIO_INHERIT, QSB_STDIO_MERGED };
 
 struct qsb_root;
 struct qsb_ws;
@@ -88,6 +90,10 @@ struct qsb_plan {
 	void			(*on_status)(const struct qsb_plan *, int code,
 				    void *);
 	void			*on_status_arg;
+	/* when set, what the command prints goes here as it comes instead
+	 * of into the result (the result's stdout and stderr stay empty) */
+	void			(*on_output)(const char *, size_t, void *);
+	void			*on_output_arg;
 };
 
 struct qsb_exec_result {

@@ -165,8 +165,10 @@ qsb_root_open(struct qsb_root *r, const char *opt, struct qsb_err *e)
 			    "cannot create '%s/perm/%s'", canon, permdirs[i]);
 			goto fail;
 		}
-	if (touch(r->fd, "lock") < 0 || touch(r->fd, "config.lock") < 0 ||
-	    touch(r->permfd, "lock") < 0) {
+	if ((mkdirat(r->fd, "terminals", 0700) < 0 && errno != EEXIST) ||
+	    touch(r->fd, "lock") < 0 || touch(r->fd, "config.lock") < 0 ||
+	    touch(r->permfd, "lock") < 0 ||
+	    touch(r->fd, "terminals/.lock") < 0) {
 		qsb_err_sys(e, QSB_E_CONFIG_INVALID, "cannot create the lock "
 		    "files of '%s'", canon);
 		goto fail;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acp.h"
 #include "cli.h"
 #include "config.h"
 #include "exec.h"
@@ -24,13 +25,21 @@
 #include "run.h"
 #include "state.h"
 #include "strv.h"
+#include "terminal.h"
 #include "workspace.h"
 
 #define EXIT_OWN	125	/* qsb-exec itself failed */
 
 static const char synopsis[] =
 "usage: qsb-exec [OPTIONS] SESSION -- COMMAND [ARG...]\n"
-"       qsb-exec --json [OPTIONS]\n";
+"       qsb-exec --json [OPTIONS]\n"
+"       qsb-exec terminal create SESSION [OPTIONS] -- COMMAND [ARG...]\n"
+"       qsb-exec terminal output TID\n"
+"       qsb-exec terminal wait TID [--timeout DUR]\n"
+"       qsb-exec terminal kill TID\n"
+"       qsb-exec terminal release TID | --session SESSION\n"
+"       qsb-exec terminal list [--session SESSION]\n"
+"       qsb-exec acp [--session SESSION]\n";
 
 static const char help[] =
 "\n"
@@ -56,6 +65,11 @@ static const char help[] =
 "                            line; write one result per line\n"
 "      --root DIR, --pretty, --json-errors, -h/--help, -V/--version\n"
 "\n"
+"Terminals: a command left running under a detached supervisor, with the\n"
+"ACP terminal lifecycle; create takes the options above (output is kept\n"
+"as one stream, --output-limit bytes).  acp serves the ACP terminal/*\n"
+"methods as JSON-RPC on stdin and stdout.\n"
+"\n"
 "Exit status: the command's; 128+N if killed by signal N; 124 on timeout;\n"
 "125 if qsb-exec failed; 126 if the command cannot run; 127 if not found.\n"
 "See qsb-exec(1).\n";
@@ -63,6 +77,7 @@ static const char help[] =
 enum {
 	O_OUTLIMIT = QSB_OPT_FIRST, O_STDIO, O_MODE,
 	O_BACKEND, O_NETWORK, O_NONETWORK, O_LEVEL, O_SECRET, O_JSON,
+	O_SESSION,
 };
 
 static const struct option opts[] = {
@@ -354,72 +369,62 @@ json_loop(const struct qsb_exec_req *base)
 	return failed ? EXIT_OWN : 0;
 }
 
-int
-main(int argc, char *argv[])
+/* The options of a run (qsb-exec itself, terminal create). */
+static void
+parse_opts(int argc, char **argv, struct qsb_exec_req *q,
+    struct qsb_strv *env, struct qsb_strv *sec, bool *json)
 {
-	struct qsb_strv env = { NULL, 0, 0, false }, sec = { NULL, 0, 0, false };
-	struct qsb_exec_req q;
-	struct qsb_err e;
-	struct qsb_jw w;
 	const char *errstr = NULL;
 	uint64_t v;
-	bool json = false;
-	int opt, status;
+	int opt;
 
-	qsb_cli_init("qsb-exec", synopsis);
-	qsb_cli.fail_exit = EXIT_OWN;	/* as timeout(1): 125 is ours */
-	signal(SIGPIPE, SIG_IGN);
-	memset(&q, 0, sizeof(q));
-	q.mode = q.backend = q.network = q.level = -1;
-	q.output_limit = QSB_OUTPUT_LIMIT;
-	q.stdio = QSB_STDIO_PIPE;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":C:e:hm:t:V", opts, NULL)) !=
 	    -1) {
 		switch (opt) {
 		case 'C':
-			q.cwd = optarg;
+			q->cwd = optarg;
 			break;
 		case 'e':
-			push(&env, optarg);
+			push(env, optarg);
 			break;
 		case 'm':
-			if (qsb_parse_size(optarg, &q.max_memory) < 0 ||
-			    q.max_memory < (1 << 20))
+			if (qsb_parse_size(optarg, &q->max_memory) < 0 ||
+			    q->max_memory < (1 << 20))
 				qsb_cli_die(QSB_E_CONFIG_INVALID, "--max-memory: "
 				    "invalid value '%s' (a size of at least "
 				    "1m)", optarg);
 			break;
 		case 't':
-			if (qsb_parse_duration(optarg, &q.timeout_ms) < 0 ||
-			    q.timeout_ms == 0)
+			if (qsb_parse_duration(optarg, &q->timeout_ms) < 0 ||
+			    q->timeout_ms == 0)
 				qsb_cli_die(QSB_E_CONFIG_INVALID, "--timeout: invalid "
 				    "value '%s' (a duration such as 30s)",
 				    optarg);
 			break;
 		case O_BACKEND:
-			q.backend = qsb_cli_enum("--backend", optarg,
+			q->backend = qsb_cli_enum("--backend", optarg,
 			    qsb_backend_names, "auto, native, bwrap, firejail, "
 			    "docker or none");
 			break;
 		case O_JSON:
-			json = true;
+			*json = true;
 			break;
 		case O_LEVEL:
-			q.level = (int)strtonum(optarg, 0, 3, &errstr);
+			q->level = (int)strtonum(optarg, 0, 3, &errstr);
 			if (errstr != NULL)
 				qsb_cli_die(QSB_E_CONFIG_INVALID, "--permission-level: "
 				    "invalid value '%s' (0 to 3)", optarg);
 			break;
 		case O_MODE:
-			q.mode = qsb_cli_enum("--mode", optarg, qsb_mode_names,
+			q->mode = qsb_cli_enum("--mode", optarg, qsb_mode_names,
 			    "strict, compat or permissive");
 			break;
 		case O_NETWORK:
-			q.network = 1;
+			q->network = 1;
 			break;
 		case O_NONETWORK:
-			q.network = 0;
+			q->network = 0;
 			break;
 		case O_OUTLIMIT:
 			if (qsb_parse_size(optarg, &v) < 0 ||
@@ -427,13 +432,13 @@ main(int argc, char *argv[])
 				qsb_cli_die(QSB_E_CONFIG_INVALID, "--output-limit: "
 				    "invalid value '%s' (bytes, at most 1g)",
 				    optarg);
-			q.output_limit = (size_t)v;
+			q->output_limit = (size_t)v;
 			break;
 		case O_SECRET:
-			push(&sec, optarg);
+			push(sec, optarg);
 			break;
 		case O_STDIO:
-			q.stdio = qsb_cli_enum("--stdio", optarg,
+			q->stdio = qsb_cli_enum("--stdio", optarg,
 			    (const char *const[]){ "pipe", "inherit", NULL },
 			    "pipe or inherit");
 			break;
@@ -442,6 +447,347 @@ main(int argc, char *argv[])
 				qsb_cli_badopt(argv, opt);
 		}
 	}
+}
+
+/* --- terminals ------------------------------------------------------------ */
+
+static bool opened;
+
+static void
+open_root(void)
+{
+	struct qsb_err e;
+
+	if (qsb_root_open(&root, qsb_cli.root, &e) < 0)
+		qsb_cli_fail(&e);
+	opened = true;
+	if (qsb_config_load(&root, &cfg, &e) < 0)
+		qsb_cli_fail(&e);
+}
+
+static const char *const term_cmds[] = { "create", "output", "wait", "kill",
+    "release", "list", NULL };
+
+/* The index of "terminal" (followed by one of its commands or an option)
+ * or "acp" (followed by nothing or an option) after the common options;
+ * 0 when this is a run: a session may be called terminal or acp. */
+static int
+subcommand(int argc, char **argv)
+{
+	int k = 1, i;
+
+	while (k < argc) {
+		if (strcmp(argv[k], "--root") == 0)
+			k += 2;
+		else if (strncmp(argv[k], "--root=", 7) == 0 ||
+		    strcmp(argv[k], "--pretty") == 0 ||
+		    strcmp(argv[k], "--json-errors") == 0)
+			k++;
+		else
+			break;
+	}
+	if (k >= argc)
+		return 0;
+	if (strcmp(argv[k], "terminal") == 0 && k + 1 < argc) {
+		for (i = 0; term_cmds[i]; i++)
+			if (strcmp(argv[k + 1], term_cmds[i]) == 0)
+				return k;
+		if (argv[k + 1][0] == '-' && strcmp(argv[k + 1], "--") != 0)
+			return k;
+	}
+	if (strcmp(argv[k], "acp") == 0 && (k + 1 == argc ||
+	    (argv[k + 1][0] == '-' && strcmp(argv[k + 1], "--") != 0)))
+		return k;
+	return 0;
+}
+
+/* The common options before the subcommand, argv[1 .. k). */
+static void
+common_opts(int k, char **argv)
+{
+	static const struct option copts[] = {
+		QSB_COMMON_OPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	char *sub[64];
+	int opt, i;
+
+	if (k > 63)
+		qsb_cli_usage("too many options");
+	for (i = 0; i < k; i++)
+		sub[i] = argv[i];
+	sub[k] = NULL;
+	opterr = 0;
+	optind = 0;
+	while ((opt = getopt_long(k, sub, ":hV", copts, NULL)) != -1)
+		if (qsb_cli_common(opt, sub, help) < 0)
+			qsb_cli_badopt(sub, opt);
+	optind = 0;
+}
+
+/* The options of terminal commands other than create. */
+static void
+term_opts(int argc, char **argv, const char *cmd, const char **session,
+    int64_t *timeout)
+{
+	static const struct option topts[] = {
+		QSB_COMMON_OPTS,
+		{ "session",	required_argument, NULL, O_SESSION },
+		{ "timeout",	required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	uint64_t v;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":ht:V", topts, NULL)) != -1) {
+		if (qsb_cli_common(opt, argv, help) == 0)
+			continue;
+		if (opt == O_SESSION && session != NULL) {
+			if (!qsb_id_valid(optarg))
+				qsb_cli_die(QSB_E_CONFIG_INVALID, "invalid "
+				    "session id '%s'", optarg);
+			*session = qsb_cli.session = optarg;
+		} else if (opt == 't' && timeout != NULL) {
+			if (qsb_parse_duration(optarg, &v) < 0 ||
+			    v > ((uint64_t)1 << 40))
+				qsb_cli_die(QSB_E_CONFIG_INVALID, "--timeout: "
+				    "invalid value '%s' (a duration such as 30s)",
+				    optarg);
+			*timeout = (int64_t)v;
+		} else if (opt == O_SESSION || opt == 't')
+			qsb_cli_usage("terminal %s: unknown option '%s'", cmd,
+			    argv[optind - 1]);
+		else
+			qsb_cli_badopt(argv, opt);
+	}
+}
+
+/* The one operand TID of output, wait, kill and release. */
+static const char *
+tid_operand(int argc, char **argv, const char *cmd)
+{
+	if (optind >= argc)
+		qsb_cli_usage("terminal %s: missing TID", cmd);
+	if (optind + 1 < argc)
+		qsb_cli_usage("terminal %s: unexpected operand '%s'", cmd,
+		    argv[optind + 1]);
+	if (!qsb_tid_valid(argv[optind]))
+		qsb_cli_die(QSB_E_CONFIG_INVALID, "'%s' is not a terminal id "
+		    "(16 hexadecimal digits)", argv[optind]);
+	return argv[optind];
+}
+
+static void
+open_term(const char *tid, struct qsb_term *t)
+{
+	struct qsb_err e;
+
+	open_root();
+	if (qsb_term_open(&root, tid, t, &e) < 0)
+		qsb_cli_fail(&e);
+	qsb_cli.session = t->sid;
+}
+
+/* The status qsb-exec itself would have exited with. */
+static int
+exit_status_of(const struct qsb_term_exit *x)
+{
+	if (x->lost)
+		return EXIT_OWN;
+	if (x->timed_out)
+		return 124;
+	return x->signal ? 128 + x->signal : x->exit_code;
+}
+
+static int
+cmd_terminal(int argc, char **argv, struct qsb_exec_req *q)
+{
+	struct qsb_strv env = { NULL, 0, 0, false }, sec = { NULL, 0, 0, false };
+	struct qsb_term t;
+	struct qsb_term_exit x;
+	struct qsb_err e;
+	struct qsb_jw w;
+	const char *cmd = argc > 0 ? argv[0] : "", *session = NULL, *tid;
+	char id[QSB_TID_LEN + 1], *out;
+	int64_t timeout = -1;
+	size_t len;
+	bool json = false, trunc;
+	int n, status = 0;
+
+	if (argc < 1 || argv[0][0] == '-') {
+		/* terminal --help */
+		term_opts(argc + 1, argv - 1, "", NULL, NULL);
+		qsb_cli_usage("terminal: missing command (create, output, "
+		    "wait, kill, release, list)");
+	}
+	optind = 1;
+	qsb_jw_init(&w, qsb_cli.pretty);
+	if (strcmp(cmd, "create") == 0) {
+		parse_opts(argc, argv, q, &env, &sec, &json);
+		if (json)
+			qsb_cli_usage("terminal create: --json does not go "
+			    "with it");
+		if (q->stdio != QSB_STDIO_PIPE)
+			qsb_cli_usage("terminal create: the output is kept "
+			    "for terminal output; --stdio does not go with it");
+		if (optind >= argc)
+			qsb_cli_usage("terminal create: missing SESSION");
+		qsb_cli.session = argv[optind];
+		if (optind + 1 >= argc)
+			qsb_cli_usage("terminal create: missing COMMAND");
+		q->env = env.v;
+		q->secrets = sec.v;
+		q->argv = argv + optind + 1;
+		open_root();
+		if (qsb_term_create(&root, &cfg, argv[optind], q, id, &e) < 0)
+			qsb_cli_fail(&e);
+		qsb_jw_obj(&w);
+		qsb_jw_key(&w, "terminalId");
+		qsb_jw_str(&w, id);
+		qsb_jw_obj_end(&w);
+		qsb_strv_free(env.v);
+		qsb_strv_free(sec.v);
+	} else if (strcmp(cmd, "output") == 0) {
+		term_opts(argc, argv, cmd, NULL, NULL);
+		open_term(tid_operand(argc, argv, cmd), &t);
+		if (qsb_term_output(&t, &out, &len, &trunc, &e) < 0 ||
+		    qsb_term_status(&t, &x, &e) < 0)
+			qsb_cli_fail(&e);
+		qsb_jw_obj(&w);
+		qsb_jw_key(&w, "output");
+		qsb_jw_strn(&w, out, len);
+		qsb_jw_key(&w, "truncated");
+		qsb_jw_bool(&w, trunc);
+		qsb_jw_key(&w, "exitStatus");
+		qsb_term_exit_write(&w, &x);
+		qsb_jw_obj_end(&w);
+		free(out);
+		qsb_term_close(&t);
+	} else if (strcmp(cmd, "wait") == 0) {
+		term_opts(argc, argv, cmd, NULL, &timeout);
+		open_term(tid_operand(argc, argv, cmd), &t);
+		if ((n = qsb_term_wait(&t, timeout, &x, &e)) < 0)
+			qsb_cli_fail(&e);
+		qsb_term_close(&t);
+		if (n == 1) {
+			/* as timeout(1): the command runs on */
+			qsb_jw_free(&w);
+			return 124;
+		}
+		qsb_term_exit_write(&w, &x);
+		status = exit_status_of(&x);
+	} else if (strcmp(cmd, "kill") == 0) {
+		term_opts(argc, argv, cmd, NULL, NULL);
+		open_term(tid_operand(argc, argv, cmd), &t);
+		if (qsb_term_kill(&t, &e) < 0 ||
+		    qsb_term_status(&t, &x, &e) < 0)
+			qsb_cli_fail(&e);
+		qsb_jw_obj(&w);
+		qsb_jw_key(&w, "terminalId");
+		qsb_jw_str(&w, t.tid);
+		qsb_jw_key(&w, "exitStatus");
+		qsb_term_exit_write(&w, &x);
+		qsb_jw_obj_end(&w);
+		qsb_term_close(&t);
+	} else if (strcmp(cmd, "release") == 0) {
+		term_opts(argc, argv, cmd, &session, NULL);
+		if (session != NULL) {
+			if (optind < argc)
+				qsb_cli_usage("terminal release: a TID or "
+				    "--session, not both");
+			open_root();
+			if (qsb_term_release_session(&root, session, &n,
+			    &e) < 0)
+				qsb_cli_fail(&e);
+		} else {
+			tid = tid_operand(argc, argv, cmd);
+			open_term(tid, &t);
+			if (qsb_term_release(&root, &t, &e) < 0)
+				qsb_cli_fail(&e);
+			n = 1;
+		}
+		qsb_jw_obj(&w);
+		qsb_jw_key(&w, "released");
+		qsb_jw_int(&w, n);
+		qsb_jw_obj_end(&w);
+	} else if (strcmp(cmd, "list") == 0) {
+		term_opts(argc, argv, cmd, &session, NULL);
+		if (optind < argc)
+			qsb_cli_usage("terminal list: unexpected operand '%s'",
+			    argv[optind]);
+		open_root();
+		if (qsb_term_list(&root, session, &w, &e) < 0)
+			qsb_cli_fail(&e);
+	} else
+		qsb_cli_usage("terminal: unknown command '%s' (create, output, "
+		    "wait, kill, release, list)", cmd);
+	qsb_cli_emit(&w);
+	return status;
+}
+
+static int
+cmd_acp(int argc, char **argv)
+{
+	static const struct option aopts[] = {
+		QSB_COMMON_OPTS,
+		{ "session",	required_argument, NULL, O_SESSION },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *session = NULL;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":hV", aopts, NULL)) != -1) {
+		if (qsb_cli_common(opt, argv, help) == 0)
+			continue;
+		if (opt == O_SESSION) {
+			if (!qsb_id_valid(optarg))
+				qsb_cli_die(QSB_E_CONFIG_INVALID, "invalid "
+				    "session id '%s'", optarg);
+			session = optarg;
+		} else
+			qsb_cli_badopt(argv, opt);
+	}
+	if (optind < argc)
+		qsb_cli_usage("acp: unexpected operand '%s'", argv[optind]);
+	open_root();
+	return qsb_acp_serve(&root, &cfg, session, STDIN_FILENO,
+	    STDOUT_FILENO);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct qsb_strv env = { NULL, 0, 0, false }, sec = { NULL, 0, 0, false };
+	struct qsb_exec_req q;
+	struct qsb_err e;
+	struct qsb_jw w;
+	bool json = false;
+	int status, k;
+
+	qsb_cli_init("qsb-exec", synopsis);
+	qsb_cli.fail_exit = EXIT_OWN;	/* as timeout(1): 125 is ours */
+	signal(SIGPIPE, SIG_IGN);
+	memset(&q, 0, sizeof(q));
+	q.mode = q.backend = q.network = q.level = -1;
+	q.output_limit = QSB_OUTPUT_LIMIT;
+	q.stdio = QSB_STDIO_PIPE;
+	/* qsb-exec terminal ..., qsb-exec acp: after any common options */
+	if ((k = subcommand(argc, argv)) > 0) {
+		common_opts(k, argv);
+		if (strcmp(argv[k], "acp") == 0)
+			status = cmd_acp(argc - k, argv + k);
+		else
+			status = cmd_terminal(argc - k - 1, argv + k + 1, &q);
+		if (opened) {
+			qsb_config_free(&cfg);
+			qsb_root_close(&root);
+		}
+		qsb_cli_exit(status);
+	}
+	parse_opts(argc, argv, &q, &env, &sec, &json);
 	q.env = env.v;
 	q.secrets = sec.v;
 	if (json) {
