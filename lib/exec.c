@@ -1035,14 +1035,18 @@ tree_signal(struct qsb_proc *pr, int sig)
 	if (pr->pidns == 0 && !pr->reaper)
 		find_pidns(pr);
 	if ((pr->pidns == 0 && !pr->reaper) || sig == SIGKILL)
-		if (pr->pidfd >= 0)
-			(void)syscall(SYS_pidfd_send_signal, pr->pidfd, sig,
-			    NULL, 0);
+		if (pr->pidfd >= 0 && syscall(SYS_pidfd_send_signal,
+		    pr->pidfd, sig, NULL, 0) == 0 && pr->pidns == 0)
+			n++;
 	if ((d = opendir("/proc")) == NULL)
 		return n;
 	while ((de = readdir(d)) != NULL) {
 		if ((pid = (pid_t)strtol(de->d_name, NULL, 10)) <= 0 ||
 		    pid == self)
+			continue;
+		/* the namespace's init takes only SIGKILL from outside: it
+		 * does not count as reached */
+		if (sig != SIGKILL && pid == pr->init && pr->pidns != 0)
 			continue;
 		if (pr->pidns != 0) {
 			if (qsb_pidns_of(pid) != pr->pidns)
@@ -1163,6 +1167,7 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 	struct signalfd_siginfo si;
 	sigset_t mask, old;
 	int64_t start, deadline = -1, killat = -1, closeat = -1, now;
+	int64_t termagain = -1;
 	int sigfd = -1, ws = 0, code = 0, sig = 0, n, i, rc = -1;
 	bool exited = false, killed = false, told = false;
 	char cgname[QSB_ID_MAX + 64];
@@ -1224,9 +1229,14 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 		if (!exited && deadline >= 0 && now >= deadline && !killed) {
 			res->timed_out = true;
 			killed = true;
-			tree_signal(&pr, SIGTERM);
+			termagain = tree_signal(&pr, SIGTERM) == 0 ? now + 20 : -1;
 			killat = now + QSB_KILL_GRACE_MS;
 		}
+		/* a SIGTERM that found nothing but the sandbox's init (the
+		 * command not started yet) is sent again until it lands */
+		if (termagain >= 0 && !exited && now >= termagain)
+			termagain = tree_signal(&pr, SIGTERM) == 0 ? now + 20 :
+			    -1;
 		if (killat >= 0 && now >= killat) {
 			tree_signal(&pr, SIGKILL);
 			killat = now + 200;	/* and again, for stragglers */
@@ -1237,6 +1247,9 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 			timeout = (int)(deadline - now);
 		if (killat >= 0 && (timeout < 0 || killat - now < timeout))
 			timeout = (int)(killat - now);
+		if (termagain >= 0 && !exited && (timeout < 0 ||
+		    termagain - now < timeout))
+			timeout = (int)(termagain - now);
 		if (closeat >= 0 && (timeout < 0 || closeat - now < timeout))
 			timeout = (int)(closeat - now);
 		if (timeout < 0 && timeout != -1)
@@ -1259,7 +1272,8 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 				res->interrupted = true;
 			if (!killed && !exited) {
 				killed = true;
-				tree_signal(&pr, SIGTERM);
+				termagain = tree_signal(&pr, SIGTERM) == 0 ?
+				    mono_ms() + 20 : -1;
 				killat = mono_ms() + QSB_KILL_GRACE_MS;
 			}
 		}

@@ -1069,43 +1069,99 @@ list_one(const struct qsb_root *r, const char *sid, const char *tid,
 	qsb_term_close(&t);
 }
 
+struct entry {
+	char		sid[QSB_ID_MAX + 1];
+	char		tid[QSB_TID_LEN + 1];
+	struct timespec	made;
+};
+
+static int
+by_made(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->made.tv_sec != y->made.tv_sec)
+		return x->made.tv_sec < y->made.tv_sec ? -1 : 1;
+	if (x->made.tv_nsec != y->made.tv_nsec)
+		return x->made.tv_nsec < y->made.tv_nsec ? -1 : 1;
+	return strcmp(x->tid, y->tid);
+}
+
+/* Adds sid/tid to v, with when it was made (its terminal.json). */
+static int
+add_entry(const struct qsb_root *r, struct entry **v, size_t *n,
+    size_t *cap, const char *sid, const char *tid)
+{
+	struct entry *nv;
+	struct stat st;
+	int fd;
+
+	if ((fd = open_tdir(r, sid, tid)) < 0)
+		return 0;
+	if (fstatat(fd, "terminal.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 32;
+		if ((nv = reallocarray(*v, *cap, sizeof(**v))) == NULL)
+			return -1;
+		*v = nv;
+	}
+	strlcpy((*v)[*n].sid, sid, sizeof((*v)[*n].sid));
+	strlcpy((*v)[*n].tid, tid, sizeof((*v)[*n].tid));
+	(*v)[*n].made = st.st_mtim;
+	(*n)++;
+	return 0;
+}
+
 int
 qsb_term_list(const struct qsb_root *r, const char *sid, struct qsb_jw *w,
     struct qsb_err *e)
 {
 	struct qsb_strv l = { NULL, 0, 0, false };
+	struct entry *v = NULL;
 	struct dirent *de;
 	char s[QSB_ID_MAX + 1];
-	size_t i;
-	int tfd, fd;
+	size_t i, n = 0, cap = 0;
+	int tfd, fd, rc = 0;
 	DIR *d;
 
 	if (sid != NULL) {
 		if (session_tids(r, sid, &l, e) < 0)
 			return -1;
-		qsb_jw_arr(w);
-		for (i = 0; i < l.n; i++)
-			list_one(r, sid, l.v[i], w);
-		qsb_jw_arr_end(w);
+		for (i = 0; i < l.n && rc == 0; i++)
+			rc = add_entry(r, &v, &n, &cap, sid, l.v[i]);
 		qsb_strv_free(l.v);
-		return 0;
-	}
-	if ((tfd = terminals_dir(r, e)) < 0)
-		return -1;
-	if ((fd = dup(tfd)) < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	} else {
+		if ((tfd = terminals_dir(r, e)) < 0)
+			return -1;
+		if ((fd = dup(tfd)) < 0 || (d = fdopendir(fd)) == NULL) {
+			if (fd >= 0)
+				close(fd);
+			close(tfd);
+			return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "cannot "
+			    "read '%s/terminals'", r->path);
+		}
+		while (rc == 0 && (de = readdir(d)) != NULL)
+			if (qsb_tid_valid(de->d_name) &&
+			    index_sid(tfd, de->d_name, s) == 0)
+				rc = add_entry(r, &v, &n, &cap, s,
+				    de->d_name);
+		closedir(d);
 		close(tfd);
-		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "cannot read "
-		    "'%s/terminals'", r->path);
 	}
+	if (rc < 0) {
+		free(v);
+		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "out of memory");
+	}
+	/* oldest first */
+	qsort(v, n, sizeof(*v), by_made);
 	qsb_jw_arr(w);
-	while ((de = readdir(d)) != NULL)
-		if (qsb_tid_valid(de->d_name) &&
-		    index_sid(tfd, de->d_name, s) == 0)
-			list_one(r, s, de->d_name, w);
+	for (i = 0; i < n; i++)
+		list_one(r, v[i].sid, v[i].tid, w);
 	qsb_jw_arr_end(w);
-	closedir(d);
-	close(tfd);
+	free(v);
 	return 0;
 }

@@ -170,6 +170,16 @@ supervisor_of() { cat "$QSB_ROOT/ws/$1/meta/terminals/$2/pid"; }
 	jq -e '.exitStatus.signal == "SIGTERM"' <<<"$output"
 }
 
+@test "kill at once, before the command has started, still ends it with SIGTERM" {
+	local i
+	for i in 1 2 3; do
+		create s1 -- sleep 1000
+		qt kill "$T"
+		assert_success
+		jq -e '.exitStatus == {"exitCode":null,"signal":"SIGTERM"}' <<<"$output"
+	done
+}
+
 @test "release kills and forgets" {
 	create s1 -- sh -c "sleep 1000 # $MARK"
 	local sup
@@ -218,7 +228,7 @@ supervisor_of() { cat "$QSB_ROOT/ws/$1/meta/terminals/$2/pid"; }
 	qsb-exec terminal wait "$b" >/dev/null
 	qt list
 	assert_success
-	jq -e 'length == 2' <<<"$output"
+	jq -e --arg a "$a" --arg b "$b" 'map(.terminalId) == [$a, $b]' <<<"$output"
 	jq -e --arg a "$a" --arg b "$b" '
 		(map(select(.terminalId == $a))[0] | .sessionId == "s1" and .running and
 		 .command == "sh" and .args[1] == "sleep 1000 # '"$MARK"'" and .exitStatus == null) and
