@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config.h"
+#include "root.h"
 #include "state.h"
 
 #ifndef QSB_VERSION
@@ -151,6 +153,19 @@ qsb_cli_emit(struct qsb_jw *w)
 	}
 	fwrite(w->buf, 1, w->len, stdout);
 	qsb_jw_free(w);
+}
+
+void
+qsb_cli_open(struct qsb_root *r, struct qsb_config *cfg)
+{
+	struct qsb_err e;
+
+	if (qsb_root_open(r, qsb_cli.root, &e) < 0)
+		qsb_cli_fail(&e);
+	if (cfg != NULL && qsb_config_load(r, cfg, &e) < 0) {
+		qsb_root_close(r);
+		qsb_cli_fail(&e);
+	}
 }
 
 int

@@ -67,6 +67,11 @@ void	 qsb_cli_help(const char *text);
 void	 qsb_cli_version(void);
 /* Writes a finished JSON document to stdout. */
 void	 qsb_cli_emit(struct qsb_jw *);
+struct qsb_root;
+struct qsb_config;
+/* Opens the root (--root or the default) and, when cfg is not NULL, loads
+ * its config.json; a failure is the program's end. */
+void	 qsb_cli_open(struct qsb_root *, struct qsb_config *cfg);
 /* Writes out what a long document has so far (from 64 KiB on), so that a
  * listing of thousands streams instead of piling up. */
 void	 qsb_cli_drain(struct qsb_jw *);

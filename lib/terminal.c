@@ -1157,7 +1157,8 @@ qsb_term_list(const struct qsb_root *r, const char *sid, struct qsb_jw *w,
 		return qsb_err_sys(e, QSB_E_EXECUTION_FAILED, "out of memory");
 	}
 	/* oldest first */
-	qsort(v, n, sizeof(*v), by_made);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_made);
 	qsb_jw_arr(w);
 	for (i = 0; i < n; i++)
 		list_one(r, v[i].sid, v[i].tid, w);

@@ -96,9 +96,7 @@ main(int argc, char *argv[])
 		qsb_cli_usage("unexpected operand '%s'", argv[optind]);
 	if (o.session != NULL && (o.max_workspaces || o.max_size))
 		qsb_cli_usage("--session does not go with the global caps");
-	if (qsb_root_open(&root, qsb_cli.root, &e) < 0 ||
-	    qsb_config_load(&root, &cfg, &e) < 0)
-		qsb_cli_fail(&e);
+	qsb_cli_open(&root, &cfg);
 	if (qsb_cleanup(&root, &cfg, &o, &res, &e) < 0)
 		qsb_cli_fail(&e);
 	qsb_jw_init(&w, qsb_cli.pretty);

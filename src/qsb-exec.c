@@ -456,13 +456,8 @@ static bool opened;
 static void
 open_root(void)
 {
-	struct qsb_err e;
-
-	if (qsb_root_open(&root, qsb_cli.root, &e) < 0)
-		qsb_cli_fail(&e);
+	qsb_cli_open(&root, &cfg);
 	opened = true;
-	if (qsb_config_load(&root, &cfg, &e) < 0)
-		qsb_cli_fail(&e);
 }
 
 static const char *const term_cmds[] = { "create", "output", "wait", "kill",
@@ -808,9 +803,7 @@ main(int argc, char *argv[])
 			    "--stdio inherit there is none");
 		q.argv = argv + optind + 1;
 	}
-	if (qsb_root_open(&root, qsb_cli.root, &e) < 0 ||
-	    qsb_config_load(&root, &cfg, &e) < 0)
-		qsb_cli_fail(&e);
+	qsb_cli_open(&root, &cfg);
 	if (json)
 		status = json_loop(&q);
 	else {

@@ -60,13 +60,8 @@ static bool opened;
 static void
 open_root(void)
 {
-	struct qsb_err e;
-
-	if (qsb_root_open(&root, qsb_cli.root, &e) < 0)
-		qsb_cli_fail(&e);
+	qsb_cli_open(&root, &cfg);
 	opened = true;
-	if (qsb_config_load(&root, &cfg, &e) < 0)
-		qsb_cli_fail(&e);
 }
 
 /* --- the status --------------------------------------------------------- */

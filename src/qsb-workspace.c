@@ -68,12 +68,7 @@ static struct qsb_config cfg;
 static void
 open_root(bool with_config)
 {
-	struct qsb_err e;
-
-	if (qsb_root_open(&root, qsb_cli.root, &e) < 0)
-		qsb_cli_fail(&e);
-	if (with_config && qsb_config_load(&root, &cfg, &e) < 0)
-		qsb_cli_fail(&e);
+	qsb_cli_open(&root, with_config ? &cfg : NULL);
 }
 
 /* The operands after option parsing: exactly min..max of them. */
