@@ -349,33 +349,21 @@ out:
 static void
 do_output(struct server *s, const char *id, const struct qsb_term *t)
 {
-	struct qsb_term_exit x;
 	struct qsb_err e;
 	struct qsb_jw w;
-	size_t len;
-	char *out;
-	bool trunc;
 
-	if (qsb_term_output(t, &out, &len, &trunc, &e) < 0 ||
-	    qsb_term_status(t, &x, &e) < 0) {
+	begin(&w, id);
+	qsb_jw_key(&w, "result");
+	if (qsb_term_output_write(&w, t, &e) < 0) {
+		qsb_jw_free(&w);
 		fail(s, id, &e, t->sid);
 		return;
 	}
-	if (id != NULL) {
-		begin(&w, id);
-		qsb_jw_key(&w, "result");
-		qsb_jw_obj(&w);
-		qsb_jw_key(&w, "output");
-		qsb_jw_strn(&w, out, len);
-		qsb_jw_key(&w, "truncated");
-		qsb_jw_bool(&w, trunc);
-		qsb_jw_key(&w, "exitStatus");
-		qsb_term_exit_write(&w, &x);
-		qsb_jw_obj_end(&w);
-		qsb_jw_obj_end(&w);
+	qsb_jw_obj_end(&w);
+	if (id != NULL)
 		send_doc(s, &w);
-	}
-	free(out);
+	else
+		qsb_jw_free(&w);
 }
 
 /* Answered now if it has ended, else when its supervisor does. */

@@ -1024,6 +1024,33 @@ qsb_term_exit_write(struct qsb_jw *w, const struct qsb_term_exit *x)
 	qsb_jw_obj_end(w);
 }
 
+int
+qsb_term_output_write(struct qsb_jw *w, const struct qsb_term *t,
+    struct qsb_err *e)
+{
+	struct qsb_term_exit x;
+	size_t len;
+	char *out;
+	bool trunc;
+
+	if (qsb_term_output(t, &out, &len, &trunc, e) < 0)
+		return -1;
+	if (qsb_term_status(t, &x, e) < 0) {
+		free(out);
+		return -1;
+	}
+	qsb_jw_obj(w);
+	qsb_jw_key(w, "output");
+	qsb_jw_strn(w, out, len);
+	qsb_jw_key(w, "truncated");
+	qsb_jw_bool(w, trunc);
+	qsb_jw_key(w, "exitStatus");
+	qsb_term_exit_write(w, &x);
+	qsb_jw_obj_end(w);
+	free(out);
+	return 0;
+}
+
 static void
 list_one(const struct qsb_root *r, const char *sid, const char *tid,
     struct qsb_jw *w)

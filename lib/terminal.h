@@ -94,6 +94,9 @@ int	 qsb_term_release_session(const struct qsb_root *, const char *sid,
  *   createdAt, running, exitStatus}], all or one session's. */
 int	 qsb_term_list(const struct qsb_root *, const char *sid,
 	    struct qsb_jw *, struct qsb_err *);
+/* ACP's TerminalOutputResponse: {output, truncated, exitStatus}. */
+int	 qsb_term_output_write(struct qsb_jw *, const struct qsb_term *,
+	    struct qsb_err *);
 /* {exitCode, signal} as ACP has it; null for a running terminal. */
 void	 qsb_term_exit_write(struct qsb_jw *, const struct qsb_term_exit *);
 

@@ -175,6 +175,26 @@ out:
 	return rc;
 }
 
+/* The Workspace of record text buf (which it frees). */
+static int
+load_record(const struct qsb_root *r, const char *id, char *buf, size_t len,
+    struct qsb_ws *w, struct qsb_err *e)
+{
+	struct qsb_err sub;
+	int rc;
+
+	rc = parse_record(buf, len, id, w, &sub);
+	free(buf);
+	if (rc < 0)
+		return qsb_err_set(e, QSB_E_CONFIG_INVALID,
+		    "workspace '%s': meta/workspace.json: %s", id, sub.msg);
+	if (set_paths(r, w, e) < 0) {
+		qsb_ws_free(w);
+		return -1;
+	}
+	return 0;
+}
+
 int
 qsb_ws_load_at(const struct qsb_root *r, int dirfd, const char *id,
     struct qsb_ws *w, struct qsb_err *e)
@@ -195,16 +215,7 @@ qsb_ws_load_at(const struct qsb_root *r, int dirfd, const char *id,
 	if (rc < 0)
 		return qsb_err_set(e, QSB_E_CONFIG_INVALID,
 		    "workspace '%s': %s", id, sub.msg);
-	rc = parse_record(buf, len, id, w, &sub);
-	free(buf);
-	if (rc < 0)
-		return qsb_err_set(e, QSB_E_CONFIG_INVALID,
-		    "workspace '%s': meta/workspace.json: %s", id, sub.msg);
-	if (set_paths(r, w, e) < 0) {
-		qsb_ws_free(w);
-		return -1;
-	}
-	return 0;
+	return load_record(r, id, buf, len, w, e);
 }
 
 /*
@@ -218,11 +229,10 @@ load_direct(const struct qsb_root *r, const char *id, struct qsb_ws *w,
 {
 	struct open_how how;
 	struct stat st;
-	struct qsb_err sub;
 	char path[QSB_ID_MAX + 32], *buf = NULL;
 	size_t len;
 	ssize_t n;
-	int fd, rc;
+	int fd;
 
 	if (!qsb_id_valid(id))
 		return 1;
@@ -249,16 +259,7 @@ load_direct(const struct qsb_root *r, const char *id, struct qsb_ws *w,
 	len = (size_t)n;
 	buf[len] = '\0';
 	memset(w, 0, sizeof(*w));
-	rc = parse_record(buf, len, id, w, &sub);
-	free(buf);
-	if (rc < 0)
-		return qsb_err_set(e, QSB_E_CONFIG_INVALID,
-		    "workspace '%s': meta/workspace.json: %s", id, sub.msg);
-	if (set_paths(r, w, e) < 0) {
-		qsb_ws_free(w);
-		return -1;
-	}
-	return 0;
+	return load_record(r, id, buf, len, w, e);
 }
 
 int

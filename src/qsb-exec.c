@@ -604,10 +604,9 @@ cmd_terminal(int argc, char **argv, struct qsb_exec_req *q)
 	struct qsb_err e;
 	struct qsb_jw w;
 	const char *cmd = argc > 0 ? argv[0] : "", *session = NULL, *tid;
-	char id[QSB_TID_LEN + 1], *out;
+	char id[QSB_TID_LEN + 1];
 	int64_t timeout = -1;
-	size_t len;
-	bool json = false, trunc;
+	bool json = false;
 	int n, status = 0;
 
 	if (argc < 1 || argv[0][0] == '-') {
@@ -646,18 +645,8 @@ cmd_terminal(int argc, char **argv, struct qsb_exec_req *q)
 	} else if (strcmp(cmd, "output") == 0) {
 		term_opts(argc, argv, cmd, NULL, NULL);
 		open_term(tid_operand(argc, argv, cmd), &t);
-		if (qsb_term_output(&t, &out, &len, &trunc, &e) < 0 ||
-		    qsb_term_status(&t, &x, &e) < 0)
+		if (qsb_term_output_write(&w, &t, &e) < 0)
 			qsb_cli_fail(&e);
-		qsb_jw_obj(&w);
-		qsb_jw_key(&w, "output");
-		qsb_jw_strn(&w, out, len);
-		qsb_jw_key(&w, "truncated");
-		qsb_jw_bool(&w, trunc);
-		qsb_jw_key(&w, "exitStatus");
-		qsb_term_exit_write(&w, &x);
-		qsb_jw_obj_end(&w);
-		free(out);
 		qsb_term_close(&t);
 	} else if (strcmp(cmd, "wait") == 0) {
 		term_opts(argc, argv, cmd, NULL, &timeout);
