@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,21 +37,6 @@ struct run {
 	int				 count;
 };
 
-static void
-errorf(struct run *x, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void
-errorf(struct run *x, const char *f, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	qsb_strv_take(&x->errors, s);
-}
-
 /* Removes (or, dry, measures) dirfd/name. */
 static void
 reclaim(struct run *x, int dirfd, const char *name, const char *what)
@@ -66,7 +50,7 @@ reclaim(struct run *x, int dirfd, const char *name, const char *what)
 		return;
 	}
 	if (qsb_rmtree(dirfd, name, &x->freed, &e) < 0)
-		errorf(x, "%s: %s", what, e.msg);
+		qsb_strv_take(&x->errors, qsb_fmt("%s: %s", what, e.msg));
 }
 
 /* Deletes interrupted in the trash, and half-built workspaces whose
@@ -115,7 +99,8 @@ size_of(struct run *x, struct cand *c)
 	if (!c->sized) {
 		c->size = 0;
 		if (qsb_du(x->r->wsfd, c->w->id, &c->size, &e) < 0)
-			errorf(x, "workspace '%s': %s", c->w->id, e.msg);
+			qsb_strv_take(&x->errors, qsb_fmt("workspace '%s': %s",
+			    c->w->id, e.msg));
 		c->sized = true;
 	}
 	return c->size;
@@ -152,8 +137,10 @@ by_access(const void *a, const void *b)
 static void
 bad_record(const char *id, const struct qsb_err *e, void *arg)
 {
+	struct run *x = arg;
+
 	(void)id;
-	errorf(arg, "%s", e->msg);
+	qsb_strv_take(&x->errors, qsb_fmt("%s", e->msg));
 }
 
 static void
@@ -168,8 +155,8 @@ delete(struct run *x, struct cand *c)
 		if (qsb_ws_destroy(x->r, c->w->id, QSB_DESTROY_IDLE, &res,
 		    &e) < 0) {
 			if (e.code != QSB_E_WORKSPACE_NOT_FOUND)
-				errorf(x, "workspace '%s': %s", c->w->id,
-				    e.msg);
+				qsb_strv_take(&x->errors, qsb_fmt(
+				    "workspace '%s': %s", c->w->id, e.msg));
 			return;
 		}
 		if (res.busy)

@@ -87,21 +87,6 @@ qsb_signame(int sig)
 
 /* --- the plan ------------------------------------------------------------ */
 
-static char *
-fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *
-fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
 /* Sets NAME=VALUE in s, replacing an earlier NAME. */
 static void
 env_set(struct qsb_strv *s, const char *name, const char *value)
@@ -111,11 +96,11 @@ env_set(struct qsb_strv *s, const char *name, const char *value)
 	for (i = 0; i < s->n; i++)
 		if (strncmp(s->v[i], name, l) == 0 && s->v[i][l] == '=') {
 			free(s->v[i]);
-			if ((s->v[i] = fmt("%s=%s", name, value)) == NULL)
+			if ((s->v[i] = qsb_fmt("%s=%s", name, value)) == NULL)
 				s->nomem = true;
 			return;
 		}
-	qsb_strv_take(s, fmt("%s=%s", name, value));
+	qsb_strv_take(s, qsb_fmt("%s=%s", name, value));
 }
 
 static bool
@@ -281,7 +266,7 @@ hidden_paths(const struct qsb_config *cfg, struct qsb_strv *out)
 		for (k = 0; k < 2; k++) {
 			if (homes[k] == NULL)
 				continue;
-			char *full = fmt("%s/%s", homes[k], hp);
+			char *full = qsb_fmt("%s/%s", homes[k], hp);
 			if (full && lstat(full, &st) == 0 &&
 			    !S_ISLNK(st.st_mode))
 				qsb_strv_take(out, full);
@@ -384,7 +369,7 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 	if (fsfd < 0)
 		return qsb_err_sys(e, QSB_E_WORKSPACE_NOT_FOUND,
 		    "workspace '%s': cannot open its files", ws->id);
-	projects = fmt("%s/projects", ws->root_path);
+	projects = qsb_fmt("%s/projects", ws->root_path);
 	if (q->cwd != NULL && qsb_path_rel(ws->root_path, q->cwd, rel,
 	    sizeof(rel), NULL) == 0 && (fd = qsb_path_open(fsfd, rel,
 	    O_PATH | O_DIRECTORY, 0, q->cwd, NULL)) >= 0) {
@@ -393,7 +378,7 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 		    sizeof(canon)) == 0)
 			p->cwd = strcmp(canon, ".") == 0 ?
 			    strdup(ws->root_path) :
-			    fmt("%s/%s", ws->root_path, canon);
+			    qsb_fmt("%s/%s", ws->root_path, canon);
 		close(fd);
 	}
 	if (p->cwd == NULL) {
@@ -422,20 +407,22 @@ qsb_exec_plan(const struct qsb_root *r, const struct qsb_config *cfg,
 	/* the environment: a known list, then --env, then secrets */
 	env_set(&env, "PATH", "");
 	free(env.v[0]);
-	env.v[0] = fmt("PATH=%s/bin:/usr/local/sbin:/usr/local/bin:"
+	env.v[0] = qsb_fmt("PATH=%s/bin:/usr/local/sbin:/usr/local/bin:"
 	    "/usr/sbin:/usr/bin:/sbin:/bin", ws->root_path);
 	env_set(&env, "HOME", "");
 	free(env.v[1]);
-	env.v[1] = fmt("HOME=%s/home", ws->root_path);
-	qsb_strv_take(&env, fmt("TMPDIR=%s/tmp", ws->root_path));
+	env.v[1] = qsb_fmt("HOME=%s/home", ws->root_path);
+	qsb_strv_take(&env, qsb_fmt("TMPDIR=%s/tmp", ws->root_path));
 	pw = getpwuid(p->uid);
-	qsb_strv_take(&env, fmt("USER=%s", pw ? pw->pw_name : "qsb"));
-	qsb_strv_take(&env, fmt("LOGNAME=%s", pw ? pw->pw_name : "qsb"));
+	qsb_strv_take(&env, qsb_fmt("USER=%s", pw ? pw->pw_name : "qsb"));
+	qsb_strv_take(&env, qsb_fmt("LOGNAME=%s", pw ? pw->pw_name : "qsb"));
 	qsb_strv_take(&env, strdup("SHELL=/bin/sh"));
-	qsb_strv_take(&env, fmt("XDG_CACHE_HOME=%s/cache", ws->root_path));
-	qsb_strv_take(&env, fmt("npm_config_cache=%s/cache/npm", ws->root_path));
-	qsb_strv_take(&env, fmt("PIP_CACHE_DIR=%s/cache/pip", ws->root_path));
-	qsb_strv_take(&env, fmt("QSB_SESSION=%s", ws->id));
+	qsb_strv_take(&env, qsb_fmt("XDG_CACHE_HOME=%s/cache", ws->root_path));
+	qsb_strv_take(&env, qsb_fmt("npm_config_cache=%s/cache/npm",
+	    ws->root_path));
+	qsb_strv_take(&env, qsb_fmt("PIP_CACHE_DIR=%s/cache/pip",
+	    ws->root_path));
+	qsb_strv_take(&env, qsb_fmt("QSB_SESSION=%s", ws->id));
 	for (i = 0; pass[i]; i++)
 		if ((v = getenv(pass[i])) != NULL)
 			env_set(&env, pass[i], v);
@@ -1229,7 +1216,8 @@ qsb_exec_run(struct qsb_plan *p, struct qsb_exec_result *res,
 		if (!exited && deadline >= 0 && now >= deadline && !killed) {
 			res->timed_out = true;
 			killed = true;
-			termagain = tree_signal(&pr, SIGTERM) == 0 ? now + 20 : -1;
+			termagain = tree_signal(&pr, SIGTERM) == 0 ?
+			    now + 20 : -1;
 			killat = now + QSB_KILL_GRACE_MS;
 		}
 		/* a SIGTERM that found nothing but the sandbox's init (the

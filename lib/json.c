@@ -1035,3 +1035,43 @@ qsb_jw_finish(struct qsb_jw *w)
 	}
 	return 0;
 }
+
+int
+qsb_jw_value(struct qsb_jw *w, const struct qsb_json *j, int i)
+{
+	const struct qsb_jtok *t = &j->t[i];
+	char *s;
+	size_t len;
+	int k;
+
+	switch (t->type) {
+	case QSB_JOBJ:
+		qsb_jw_obj(w);
+		for (k = qsb_json_first(j, i); k >= 0;
+		    k = qsb_json_sibling(j, i, k)) {
+			s = qsb_json_str(j, k, NULL);
+			qsb_jw_key(w, s ? s : "");
+			free(s);
+			(void)qsb_jw_value(w, j, k + 1);
+		}
+		qsb_jw_obj_end(w);
+		break;
+	case QSB_JARR:
+		qsb_jw_arr(w);
+		for (k = qsb_json_first(j, i); k >= 0;
+		    k = qsb_json_sibling(j, i, k))
+			(void)qsb_jw_value(w, j, k);
+		qsb_jw_arr_end(w);
+		break;
+	case QSB_JSTR:
+		if ((s = qsb_json_str(j, i, &len)) == NULL)
+			w->nomem = 1;
+		else
+			qsb_jw_strn(w, s, len);
+		free(s);
+		break;
+	default:	/* numbers and literals as written */
+		qsb_jw_raw(w, j->s + t->start, (size_t)(t->end - t->start));
+	}
+	return t->next;
+}

@@ -108,6 +108,9 @@ void	 qsb_jw_uint(struct qsb_jw *, unsigned long long);
 void	 qsb_jw_double(struct qsb_jw *, double);
 void	 qsb_jw_bool(struct qsb_jw *, bool);
 void	 qsb_jw_null(struct qsb_jw *);
+/* Writes value i of a parsed document (re-serialized in the writer's
+ * style); returns the index of the token after it. */
+int	 qsb_jw_value(struct qsb_jw *, const struct qsb_json *, int i);
 /* A value that is already valid JSON (for instance a parsed subtree). */
 void	 qsb_jw_raw(struct qsb_jw *, const char *, size_t);
 void	 qsb_jw_time(struct qsb_jw *, int64_t ms);

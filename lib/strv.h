@@ -22,5 +22,7 @@ void	 qsb_strv_take(struct qsb_strv *, char *s);
 /* The vector, NULL-terminated even when empty (NULL on ENOMEM). */
 char	**qsb_strv_done(struct qsb_strv *);
 void	 qsb_strv_free(char **);
+/* A new string, as printf would write it (NULL on ENOMEM). */
+char	*qsb_fmt(const char *, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -423,48 +423,6 @@ policy_write(struct qsb_jw *w, const struct qsb_policy *p)
 	qsb_jw_obj_end(w);
 }
 
-/* Copies value i of j into w (so that the file is written in one style);
- * returns the index after it. */
-static int
-copy_value(struct qsb_jw *w, const struct qsb_json *j, int i)
-{
-	const struct qsb_jtok *t = &j->t[i];
-	char *s;
-	size_t len;
-	int k;
-
-	switch (t->type) {
-	case QSB_JOBJ:
-		qsb_jw_obj(w);
-		for (k = qsb_json_first(j, i); k >= 0;
-		    k = qsb_json_sibling(j, i, k)) {
-			s = qsb_json_str(j, k, NULL);
-			qsb_jw_key(w, s ? s : "");
-			free(s);
-			copy_value(w, j, k + 1);
-		}
-		qsb_jw_obj_end(w);
-		break;
-	case QSB_JARR:
-		qsb_jw_arr(w);
-		for (k = qsb_json_first(j, i); k >= 0;
-		    k = qsb_json_sibling(j, i, k))
-			copy_value(w, j, k);
-		qsb_jw_arr_end(w);
-		break;
-	case QSB_JSTR:
-		if ((s = qsb_json_str(j, i, &len)) == NULL)
-			w->nomem = 1;
-		else
-			qsb_jw_strn(w, s, len);
-		free(s);
-		break;
-	default:	/* numbers and literals as written */
-		qsb_jw_raw(w, j->s + t->start, (size_t)(t->end - t->start));
-	}
-	return t->next;
-}
-
 /* A partial SandboxPolicy (JSON) over p. */
 static void
 policy_merge(const char *buf, size_t len, const char *src,
@@ -555,7 +513,7 @@ policy_save(const struct policy_change *c, struct qsb_policy *p)
 				policy_write(&w, p);
 				put = true;
 			} else
-				copy_value(&w, &j, k + 1);
+				(void)qsb_jw_value(&w, &j, k + 1);
 			free(key);
 		}
 	if (!put) {

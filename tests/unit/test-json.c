@@ -34,46 +34,6 @@ static const char *const invalid[] = {
 	NULL
 };
 
-/* Re-serializes token i with the writer. */
-static int
-reserialize(const struct qsb_json *j, int i, struct qsb_jw *w)
-{
-	const struct qsb_jtok *t = &j->t[i];
-	size_t l;
-	char *s;
-	int k;
-
-	switch (t->type) {
-	case QSB_JOBJ:
-		qsb_jw_obj(w);
-		for (k = qsb_json_first(j, i); k >= 0;
-		    k = qsb_json_sibling(j, i, k)) {
-			s = qsb_json_str(j, k, &l);
-			qsb_jw_key(w, s);
-			free(s);
-			reserialize(j, k + 1, w);
-		}
-		qsb_jw_obj_end(w);
-		break;
-	case QSB_JARR:
-		qsb_jw_arr(w);
-		for (k = qsb_json_first(j, i); k >= 0;
-		    k = qsb_json_sibling(j, i, k))
-			reserialize(j, k, w);
-		qsb_jw_arr_end(w);
-		break;
-	case QSB_JSTR:
-		s = qsb_json_str(j, i, &l);
-		qsb_jw_strn(w, s, l);
-		free(s);
-		break;
-	default:
-		qsb_jw_raw(w, j->s + t->start, (size_t)(t->end - t->start));
-		break;
-	}
-	return 0;
-}
-
 static char *
 roundtrip(const char *in, int pretty)
 {
@@ -85,7 +45,7 @@ roundtrip(const char *in, int pretty)
 	if (qsb_json_parse(&j, in, strlen(in), &e) < 0)
 		return NULL;
 	qsb_jw_init(&w, pretty);
-	reserialize(&j, 0, &w);
+	(void)qsb_jw_value(&w, &j, 0);
 	qsb_json_free(&j);
 	if (qsb_jw_finish(&w) < 0)
 		return NULL;
